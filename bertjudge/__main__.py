@@ -1,0 +1,5 @@
+import sys
+
+from bertjudge.cli import main
+
+sys.exit(main())

@@ -1,0 +1,50 @@
+"""``python -m bertjudge <command>``.
+
+Training commands (fit, validate, test, predict) go through LightningCLI; every other
+command is a small argparse program in the module that owns it, imported only when used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+TRAINING = ("fit", "validate", "test", "predict")
+# command -> (module, function, one-line help); the function takes argv and returns an exit code
+COMMANDS = {
+    "judge": ("bertjudge.scoring", "cli", "score a JSONL/Parquet file with a judge (resumable)"),
+    "corpus": ("bertjudge.data.corpus", "cli", "write the embedded corpus splits as JSONL"),
+    "synth": ("bertjudge.data.synth", "cli", "bootstrap a labelled training set from (question, reference) rows"),
+    "evaluate": ("bertjudge.evaluation", "cli", "compare judges against labels: report, leaderboards, plots"),
+}
+
+USAGE = """usage: python -m bertjudge <command> [options]
+
+Training (LightningCLI; see `python -m bertjudge fit --help`):
+  fit        train a judge, export the best checkpoint, report held-out metrics
+  validate   evaluate a judge on the validation split
+  test       evaluate a judge on the test split
+  predict    score the predict split
+
+Other commands:
+{other}
+"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        other = "\n".join(f"  {name:<10} {help_}" for name, (_, _, help_) in COMMANDS.items())
+        print(USAGE.format(other=other))
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command in TRAINING:
+        from bertjudge.training import run_lightning_cli
+
+        run_lightning_cli([command, *rest])
+        return 0
+    if command not in COMMANDS:
+        print(f"bertjudge: unknown command {command!r}; run `python -m bertjudge --help`", file=sys.stderr)
+        return 2
+    module, function, _ = COMMANDS[command]
+    return int(getattr(importlib.import_module(module), function)(rest) or 0)

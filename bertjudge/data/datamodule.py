@@ -1,0 +1,109 @@
+"""``JudgeDataModule``: records from sources, a training mixture, dynamic padding, length buckets."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+
+import lightning as L
+from torch.utils.data import DataLoader
+
+from bertjudge.data.sources import load_sources
+from bertjudge.judges.base import Collator
+
+ANY = "*"
+
+
+def apply_mixture(records: list[dict], mixture: dict[str, dict[str, int]], seed: int = 0) -> list[dict]:
+    """Sample ``mixture[task][candidate_model]`` records per cell (``*`` matches any task or model).
+
+    A cell asking for more rows than it has is an error, so a mixture never silently shrinks.
+    """
+    cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for rec in records:
+        cells[(rec["task"], rec["candidate_model"] or "")].append(rec)
+    rng = random.Random(seed)
+    chosen = []
+    for task, models in mixture.items():
+        for model, count in models.items():
+            pool = [r for (t, m), rows in sorted(cells.items())
+                    if task in (ANY, t) and model in (ANY, m) for r in rows]
+            if count > len(pool):
+                raise ValueError(f"mixture asks {count} rows of task={task} model={model}, the data has {len(pool)}")
+            chosen += rng.sample(pool, count)
+    ids = [r["id"] for r in chosen]
+    if len(set(ids)) != len(ids):
+        raise ValueError("mixture cells overlap (a row matches two cells): make the cells disjoint")
+    return chosen
+
+
+class JudgeDataModule(L.LightningDataModule):
+    """Records for training and evaluating judges.
+
+    Args:
+        train, val, test, predict: sources for each stage (see ``bertjudge.data.sources``):
+            ``embedded:train?n=20000``, ``hf:hgissbkh/BERTJudge-Dataset?configs=gsm8k``, file or folder paths.
+        mixture: training rows per task and candidate model, ``{task: {model: count}}``; ``*`` is
+            a wildcard (as the authors' ``training_mix``). None takes every training row.
+        batch_size: the device batch for training (the judge's ``effective_batch_size`` sets
+            gradient accumulation on top).
+        eval_batch_size: the batch for validation, test and prediction (rows sorted by length).
+        num_workers: DataLoader workers.
+        seed: for the mixture sample.
+    """
+
+    def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
+                 test: list[str] | None = None, predict: list[str] | None = None,
+                 mixture: dict[str, dict[str, int]] | None = None, batch_size: int = 16,
+                 eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0):
+        super().__init__()
+        self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or []}
+        self.mixture, self.seed = mixture, seed
+        self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
+        self.records: dict[str, list[dict]] = {}
+        self.task_names: list[str] = []
+
+    def prepare_data(self) -> None:
+        pass  # sources are read in setup: every process reads its own copy (files, or seeded generation)
+
+    def setup(self, stage: str) -> None:
+        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",), "predict": ("predict",)}[stage]
+        for split in wanted:
+            if split in self.records:
+                continue
+            if not self.sources[split]:
+                if split == "val":
+                    continue
+                raise ValueError(f"no {split} data: set data.{split} to one or more sources")
+            records = load_sources(self.sources[split])
+            if split == "train":
+                if self.mixture:
+                    records = apply_mixture(records, self.mixture, self.seed)
+                unlabelled = sum(r["label"] is None for r in records)
+                if unlabelled:
+                    raise ValueError(f"{unlabelled} training rows have no label in {self.sources['train']}")
+            else:  # length buckets: neighbours in a batch have similar lengths, so padding is small
+                records = sorted(records, key=lambda r: len(r["candidate"]) + len(r.get("question") or ""))
+            self.records[split] = records
+        tasks = {r["task"] for rows in self.records.values() for r in rows}
+        self.task_names = sorted(tasks | set(self.task_names))
+
+    def _loader(self, split: str, train: bool = False) -> DataLoader:
+        encoder = self.trainer.lightning_module.encoder
+        return DataLoader(
+            self.records[split], batch_size=self.batch_size if train else self.eval_batch_size,
+            shuffle=train, num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names),
+            persistent_workers=self.num_workers > 0,
+        )
+
+    def train_dataloader(self) -> DataLoader:
+        return self._loader("train", train=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return self._loader("val") if "val" in self.records else []
+
+    def test_dataloader(self) -> DataLoader:
+        return self._loader("test")
+
+    def predict_dataloader(self) -> DataLoader:
+        return self._loader("predict")

@@ -1,0 +1,94 @@
+"""Where records come from: one string names a source.
+
+- ``embedded:<split>[?n=N&seed=S]`` — the embedded procedural corpus (``bertjudge.data.corpus``);
+- ``hf:<repo>[?configs=a,b&splits=x,y&revision=R]`` — a Hugging Face dataset in the authors'
+  ``hgissbkh/BERTJudge-Dataset`` layout: one config per task, one split per candidate model,
+  columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
+- a path: a JSONL or Parquet file, or a folder of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from bertjudge.records import RecordError, normalize, read_records
+
+EMBEDDED_DEFAULT_SIZES = {"train": 20000, "val": 1000, "test": 2000, "adversarial": 1000}
+
+# the paper's tasks and their categories, for sources that name tasks but not categories
+TASK_CATEGORIES = {
+    **dict.fromkeys(["mmlu", "mmlu_pro", "mmlu-pro", "truthfulqa", "arc_easy", "arc-easy", "arc_challenge",
+                     "arc-challenge", "gpqa"], "multiple_choice"),
+    **dict.fromkeys(["squad_v2", "squad-v2", "hotpotqa", "drop", "coqa"], "context_extraction"),
+    **dict.fromkeys(["gsm8k", "math", "asdiv", "aime24", "aime25", "aime_2024", "aime_2025"], "open_math"),
+}
+
+
+def category_of(task: str) -> str:
+    return TASK_CATEGORIES.get(task.lower(), "other")
+
+
+def _query(spec: str) -> tuple[str, dict[str, str]]:
+    parts = urlsplit(spec)
+    args = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    return parts.path, args
+
+
+def load_embedded(spec: str) -> list[dict]:
+    from bertjudge.data import corpus
+
+    split, args = _query(spec.split(":", 1)[1])
+    if split not in corpus.SPLITS:
+        raise ValueError(f"{spec}: unknown embedded split {split!r}; choose from {', '.join(corpus.SPLITS)}")
+    n = int(args.pop("n", EMBEDDED_DEFAULT_SIZES[split]))
+    seed = int(args.pop("seed", 0))
+    if args:
+        raise ValueError(f"{spec}: unknown options {sorted(args)} (use n, seed)")
+    return corpus.generate(split, n, seed)
+
+
+def load_hub(spec: str) -> list[dict]:
+    import datasets
+
+    repo, args = _query(spec.split(":", 1)[1])
+    revision = args.get("revision")
+    configs = args["configs"].split(",") if "configs" in args else datasets.get_dataset_config_names(repo)
+    records = []
+    for config in configs:
+        ds = datasets.load_dataset(repo, config, revision=revision)
+        for split in args["splits"].split(",") if "splits" in args else list(ds):
+            for row, item in enumerate(ds[split]):
+                rec = {
+                    "task": config, "category": category_of(config), "candidate_model": split,
+                    "question": item["question"], "candidate": item["candidate"],
+                    "references": item["reference"], "label": item.get("label"),
+                    "label_source": f"hf:{repo}", "meta": {"row": row},
+                }
+                records.append(normalize(rec, f"{repo}/{config}/{split}:row {row}"))
+    return records
+
+
+def load_source(spec: str) -> list[dict]:
+    """All records of one source (see the module docstring)."""
+    if spec.startswith("embedded:"):
+        return load_embedded(spec)
+    if spec.startswith("hf:"):
+        return load_hub(spec)
+    path = Path(spec)
+    if path.is_dir():
+        files = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet"))
+        if not files:
+            raise RecordError(f"{path}: no .jsonl or .parquet files in this folder")
+        return [rec for f in files for rec in read_records(f)]
+    return read_records(path)
+
+
+def load_sources(specs: list[str]) -> list[dict]:
+    records = [rec for spec in specs for rec in load_source(spec)]
+    seen = set()
+    for rec in records:
+        if rec["id"] in seen:
+            raise RecordError(f"id {rec['id']!r} appears in more than one of the sources {specs}")
+        seen.add(rec["id"])
+    return records

@@ -1,0 +1,177 @@
+"""The judge input format: how (question, candidate, references) become one token sequence.
+
+A format is data (``JudgeFormat``), saved in every checkpoint's ``judge.json`` and checked at
+load. Parts are named by letters: Q question, C candidate, A the rule-extracted final answer of
+the candidate, R references. Truncation is segment-aware: the reference is kept whole, a long
+question keeps its end (where the question sentence is), a long candidate keeps some of its head
+and its tail (where the final answer is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+PARTS = {"Q": "question", "C": "candidate", "A": "answer", "R": "reference"}
+DEFAULT_MARKERS = {
+    "question": "<|question|>", "candidate": "<|candidate|>",
+    "answer": "<|answer|>", "reference": "<|reference|>",
+}
+NO_ANSWER = "none found"
+REFERENCE_JOIN = " | "
+
+
+class FormatError(ValueError):
+    """A format that is invalid, or that does not match a checkpoint."""
+
+
+@dataclass(frozen=True)
+class JudgeFormat:
+    """How a judge reads its input.
+
+    Args:
+        order: the parts in order, letters from Q (question), C (candidate), A (extracted
+            answer), R (references); C and R are required. ``QCR`` is the paper's default.
+        markers: ``separators`` puts the tokenizer's separator between parts; ``markers`` puts a
+            marker token (added to the vocabulary) before each part, with no separators.
+        max_length: the maximum sequence length in tokens, special tokens included.
+        truncation: ``segment`` (ours, described above) or ``left`` (drop tokens from the
+            left of the whole sequence, as the authors' published checkpoints expect).
+        question_max_tokens: the budget of a long question (its end is kept).
+        answer_max_tokens: the budget of the extracted answer segment.
+        candidate_head_tokens: how many tokens of a long candidate's head are kept before its tail.
+        marker_tokens: the marker strings, by part name.
+    """
+
+    order: str = "QCR"
+    markers: Literal["separators", "markers"] = "separators"
+    max_length: int = 384
+    truncation: Literal["segment", "left"] = "segment"
+    question_max_tokens: int = 96
+    answer_max_tokens: int = 24
+    candidate_head_tokens: int = 32
+    marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
+
+    def __post_init__(self):
+        if set(self.order) - set(PARTS) or len(set(self.order)) != len(self.order):
+            raise FormatError(f"order {self.order!r}: use each of the letters {''.join(PARTS)} at most once")
+        if "C" not in self.order or "R" not in self.order:
+            raise FormatError(f"order {self.order!r} must contain C (candidate) and R (reference)")
+        if self.markers not in ("separators", "markers"):
+            raise FormatError(f"markers must be 'separators' or 'markers', got {self.markers!r}")
+        if self.truncation not in ("segment", "left"):
+            raise FormatError(f"truncation must be 'segment' or 'left', got {self.truncation!r}")
+        if self.max_length < 16:
+            raise FormatError(f"max_length {self.max_length} is too small")
+
+    @property
+    def parts(self) -> list[str]:
+        return [PARTS[letter] for letter in self.order]
+
+    @property
+    def new_tokens(self) -> list[str]:
+        """Tokens this format adds to the tokenizer's vocabulary."""
+        return [self.marker_tokens[p] for p in self.parts] if self.markers == "markers" else []
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "JudgeFormat":
+        unknown = set(data) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise FormatError(f"unknown format fields: {sorted(unknown)}")
+        return cls(**data)
+
+    def check_matches(self, saved: "JudgeFormat", where: str) -> None:
+        """Refuse to use a checkpoint with another format than it was trained with."""
+        if self != saved:
+            diff = {k: (v, getattr(saved, k)) for k, v in self.to_dict().items() if v != getattr(saved, k)}
+            raise FormatError(f"{where}: format mismatch (asked, saved): {diff}")
+
+
+def _special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
+    """The special tokens the tokenizer puts before and after a single sequence."""
+    inner = tokenizer("x", add_special_tokens=False)["input_ids"]
+    outer = tokenizer("x", add_special_tokens=True)["input_ids"]
+    for start in range(len(outer) - len(inner) + 1):
+        if outer[start:start + len(inner)] == inner:
+            return outer[:start], outer[start + len(inner):]
+    return [], []
+
+
+class Encoder:
+    """Turns records into token ids for one tokenizer and one format (picklable, no model)."""
+
+    def __init__(self, tokenizer, fmt: JudgeFormat):
+        missing = [t for t in fmt.new_tokens if t not in tokenizer.get_vocab()]
+        if missing:
+            raise FormatError(f"the tokenizer lacks the format's marker tokens {missing}")
+        self.tokenizer, self.format = tokenizer, fmt
+        self.prefix, self.suffix = _special_wrapping(tokenizer)
+        sep = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+        if fmt.markers == "separators" and sep is None:
+            raise FormatError("the tokenizer has no separator (sep or eos) token: use markers='markers'")
+        self.sep = sep
+        self.marker_ids = {p: tokenizer.convert_tokens_to_ids(fmt.marker_tokens[p]) for p in fmt.parts} \
+            if fmt.markers == "markers" else {}
+        pad = tokenizer.pad_token_id
+        self.pad_id = pad if pad is not None else (sep if sep is not None else 0)
+
+    def texts(self, record: dict) -> dict[str, str]:
+        texts = {
+            "question": record.get("question") or "",
+            "candidate": record["candidate"],
+            "reference": REFERENCE_JOIN.join(record["references"]),
+        }
+        if "A" in self.format.order:
+            from bertjudge.extract import final_answer
+
+            texts["answer"] = final_answer(record["candidate"]) or NO_ANSWER
+        return texts
+
+    def encode(self, record: dict) -> list[int]:
+        return self.encode_many([record])[0]
+
+    def encode_many(self, records: list[dict]) -> list[list[int]]:
+        """Token ids of each record (the tokenizer runs once per part over the whole list)."""
+        fmt = self.format
+        texts = [self.texts(r) for r in records]
+        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False)["input_ids"]
+                     for p in fmt.parts}
+        # one marker or separator per part, plus the tokenizer's own wrapping
+        glue = len(fmt.parts) if fmt.markers == "markers" else len(fmt.parts) - 1
+        budget = fmt.max_length - len(self.prefix) - len(self.suffix) - glue
+        out = []
+        for i in range(len(records)):
+            ids = {p: tokenized[p][i] for p in fmt.parts}
+            if fmt.truncation == "segment":
+                ids = self._truncate_segments(ids, budget)
+            body = []
+            for j, part in enumerate(fmt.parts):
+                if fmt.markers == "markers":
+                    body.append(self.marker_ids[part])
+                elif j:
+                    body.append(self.sep)
+                body.extend(ids[part])
+            if fmt.truncation == "left":
+                body = body[-budget:]
+            out.append(self.prefix + body + self.suffix)
+        return out
+
+    def _truncate_segments(self, ids: dict[str, list[int]], budget: int) -> dict[str, list[int]]:
+        fmt = self.format
+        ids = dict(ids)
+        if "question" in ids:
+            ids["question"] = ids["question"][-fmt.question_max_tokens:] if fmt.question_max_tokens else []
+        if "answer" in ids:
+            ids["answer"] = ids["answer"][:fmt.answer_max_tokens]
+        # the reference is kept whole unless it alone would leave the candidate under 32 tokens
+        others = sum(len(v) for k, v in ids.items() if k not in ("candidate", "reference"))
+        ids["reference"] = ids["reference"][:max(budget - others - 32, 1)]
+        room = max(budget - others - len(ids["reference"]), 0)
+        cand = ids["candidate"]
+        if len(cand) > room:
+            head = min(fmt.candidate_head_tokens, room // 4)
+            ids["candidate"] = cand[:head] + cand[len(cand) - (room - head):] if room > head else cand[:room]
+        return ids

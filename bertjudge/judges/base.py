@@ -1,0 +1,266 @@
+"""``JudgeModule``: the LightningModule base shared by every trainable judge.
+
+A subclass provides ``encoder`` (records -> token ids, see ``formats.Encoder``), ``forward(batch)``
+returning one logit per example, and ``save_weights(folder)`` / ``from_export(folder)``. The base
+gives one loss, one metrics path (per stage, task and category), one ``predict_step``, the
+optimizer recipe, batched scoring for the API, and export to a folder with ``judge.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import lightning as L
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from bertjudge import __version__
+from bertjudge.formats import JudgeFormat
+from bertjudge.metrics import GroupedBinaryMetrics
+from bertjudge.records import CATEGORIES, normalize
+
+JUDGE_FILE = "judge.json"
+
+
+class Collator:
+    """Pads a list of records into a batch (dynamic padding to the longest row)."""
+
+    def __init__(self, encoder, task_names: list[str] | None = None):
+        self.encoder = encoder
+        self.task_index = {name: i for i, name in enumerate(task_names or [])}
+
+    def __call__(self, records: list[dict]) -> dict:
+        ids = self.encoder.encode_many(records)
+        width = max(len(row) for row in ids)
+        input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
+        for i, row in enumerate(ids):
+            input_ids[i, : len(row)] = torch.tensor(row)
+            attention_mask[i, : len(row)] = 1
+        labels = [-1 if r["label"] is None else r["label"] for r in records]
+        return {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "labels": torch.tensor(labels, dtype=torch.float),
+            "task": torch.tensor([self.task_index.get(r["task"], -1) for r in records]),
+            "category": torch.tensor([CATEGORIES.index(r["category"]) for r in records]),
+            "ids": [r["id"] for r in records],
+        }
+
+
+class JudgeModule(L.LightningModule):
+    """Base of the trainable judges.
+
+    Args:
+        format: the input format (saved in ``judge.json`` and checked at load).
+        lr: peak learning rate of AdamW.
+        warmup_ratio: fraction of optimizer steps of linear warm-up, then linear decay to 0.
+        weight_decay: AdamW weight decay (not applied to biases and norms).
+        effective_batch_size: examples per optimizer step; gradient accumulation makes up the
+            difference with the device batch size (None leaves the trainer's setting alone).
+        threshold: P(correct) at or above which the verdict is "correct".
+        temperature: logits are divided by it before the sigmoid (calibration).
+    """
+
+    judge_kind = "base"
+
+    def __init__(self, format: JudgeFormat | None = None, lr: float = 2e-5, warmup_ratio: float = 0.05,
+                 weight_decay: float = 0.01, effective_batch_size: int | None = 32,
+                 threshold: float = 0.5, temperature: float = 1.0):
+        super().__init__()
+        if format is None:
+            format = JudgeFormat()
+        elif isinstance(format, dict):  # from a checkpoint's hyperparameters
+            format = JudgeFormat.from_dict(format)
+        self.format = format
+        self.lr, self.warmup_ratio, self.weight_decay = lr, warmup_ratio, weight_decay
+        self.effective_batch_size = effective_batch_size
+        self.threshold, self.temperature = threshold, temperature
+        self.provenance: dict = {}
+        self.stage_metrics = torch.nn.ModuleDict()
+
+    # --- to implement ------------------------------------------------------------------------
+    encoder = None
+
+    def forward(self, batch: dict) -> torch.Tensor:
+        raise NotImplementedError
+
+    def save_weights(self, folder: Path) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_export(cls, folder: str | os.PathLike) -> "JudgeModule":
+        raise NotImplementedError
+
+    # --- training ----------------------------------------------------------------------------
+    def setup(self, stage: str) -> None:
+        dm = getattr(self.trainer, "datamodule", None)
+        names = {"task": list(getattr(dm, "task_names", [])), "category": list(CATEGORIES)}
+        for split in ("val", "test"):
+            self.stage_metrics[split] = GroupedBinaryMetrics(names, self.threshold)
+        if stage == "fit" and self.effective_batch_size and dm is not None:
+            per_step = dm.batch_size * self.trainer.world_size
+            self.trainer.accumulate_grad_batches = max(1, round(self.effective_batch_size / per_step))
+
+    def on_train_start(self) -> None:
+        self.train()  # transformers 5 loads models in eval mode: make sure dropout is on
+
+    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
+        loss = F.binary_cross_entropy_with_logits(self(batch), batch["labels"])
+        self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["ids"]))
+        return loss
+
+    def _eval_step(self, batch: dict, split: str) -> None:
+        logits = self(batch)
+        labels = batch["labels"]
+        if (labels < 0).any():
+            raise ValueError(f"{split} data has unlabelled rows (label null); label them or use predict")
+        loss = F.binary_cross_entropy_with_logits(logits, labels)
+        self.log(f"{split}/loss", loss, batch_size=len(batch["ids"]), sync_dist=True)
+        self.stage_metrics[split].update(self.probabilities(logits), labels,
+                                         {"task": batch["task"], "category": batch["category"]})
+
+    def _eval_epoch_end(self, split: str) -> None:
+        metric = self.stage_metrics[split]
+        values = metric.compute()
+        metric.reset()
+        for key, value in values.items():
+            if key == "n" or key.startswith("n/"):
+                continue
+            self.log(f"{split}/{key}", value, prog_bar=key in ("acc", "auroc"), rank_zero_only=True)
+
+    def validation_step(self, batch: dict, batch_idx: int) -> None:
+        self._eval_step(batch, "val")
+
+    def test_step(self, batch: dict, batch_idx: int) -> None:
+        self._eval_step(batch, "test")
+
+    def on_validation_epoch_end(self) -> None:
+        self._eval_epoch_end("val")
+
+    def on_test_epoch_end(self) -> None:
+        self._eval_epoch_end("test")
+
+    def predict_step(self, batch: dict, batch_idx: int) -> dict:
+        logits = self(batch)
+        return {"ids": batch["ids"], "logits": logits.float().cpu(), "scores": self.probabilities(logits).cpu()}
+
+    def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(logits.float() / self.temperature)
+
+    def configure_optimizers(self):
+        decay, no_decay = [], []
+        for name, param in self.named_parameters():
+            if param.requires_grad:
+                (no_decay if param.ndim < 2 else decay).append(param)
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": self.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+            lr=self.lr,
+        )
+        total = max(1, int(self.trainer.estimated_stepping_batches))
+        warmup = max(1, math.ceil(self.warmup_ratio * total))
+
+        def schedule(step: int) -> float:
+            if step < warmup:
+                return (step + 1) / warmup
+            return max(0.0, (total - step) / max(1, total - warmup))
+
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    # --- scoring (the Judge API) ---------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.provenance.get("name", self.judge_kind)
+
+    @torch.inference_mode()
+    def logits_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """Uncalibrated logits for records, batched by length, returned in input order."""
+        was_training = self.training
+        self.eval()
+        collate = Collator(self.encoder)
+        order = sorted(range(len(records)), key=lambda i: len(records[i]["candidate"]))
+        out = np.empty(len(records), dtype=np.float64)
+        batches = range(0, len(order), batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            batches = tqdm(batches, desc=f"judging with {self.name}", unit="batch")
+        for start in batches:
+            idx = order[start: start + batch_size]
+            batch = collate([records[i] for i in idx])
+            batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
+            out[idx] = self(batch).float().cpu().numpy()
+        self.train(was_training)
+        return out
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """Calibrated P(correct) for records, in input order."""
+        logits = torch.from_numpy(self.logits_records(records, batch_size, progress))
+        return self.probabilities(logits).numpy()
+
+    def score(self, questions, candidates, references, batch_size: int = 32) -> np.ndarray:
+        """P(correct) for parallel lists; a reference may be a string or a list of acceptable answers."""
+        if not len(questions) == len(candidates) == len(references):
+            raise ValueError("questions, candidates and references must have the same length")
+        records = [normalize({"question": q, "candidate": c, "references": r}, f"<item {i}>")
+                   for i, (q, c, r) in enumerate(zip(questions, candidates, references))]
+        return self.score_records(records, batch_size)
+
+    # --- export -------------------------------------------------------------------------------
+    def judge_config(self) -> dict:
+        return {
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "format": self.format.to_dict(),
+            "threshold": self.threshold,
+            "temperature": self.temperature,
+            "bertjudge_version": __version__,
+            "provenance": self.provenance,
+        }
+
+    def export(self, folder: str | os.PathLike, metrics: dict | None = None) -> Path:
+        """Write a plain Hugging Face folder plus ``judge.json`` and a model card, atomically."""
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            self.save_weights(tmp)
+            config = self.judge_config()
+            if metrics:
+                config["metrics"] = metrics
+            (tmp / JUDGE_FILE).write_text(json.dumps(config, indent=2) + "\n")
+            (tmp / "README.md").write_text(model_card(config))
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.replace(tmp, folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return folder
+
+
+def model_card(config: dict) -> str:
+    fmt = config["format"]
+    prov = config.get("provenance", {})
+    lines = [
+        "---", "library_name: transformers", "tags: [bertjudge, llm-evaluation, judge]", "---", "",
+        f"# {prov.get('name', 'bertjudge judge')}", "",
+        "A judge of LLM answers: reads (question, candidate answer, reference answer) and returns "
+        "P(candidate is correct). Made with [bertjudge](https://github.com/bertjudge/bertjudge).", "",
+        "```python", "from bertjudge import Judge", "judge = Judge.load(\"path/to/this/folder\")",
+        "judge.score([\"What is 2+3?\"], [\"2+3 = 5. Final answer: 5\"], [\"5\"])", "```", "",
+        "## Input format", "",
+        f"Order `{fmt['order']}`, {fmt['markers']}, max {fmt['max_length']} tokens, "
+        f"{fmt['truncation']} truncation. Threshold {config['threshold']}, temperature {config['temperature']:.4g}.",
+        "", "## Provenance", "",
+    ]
+    lines += [f"- {key}: {value}" for key, value in prov.items()] or ["- unknown"]
+    if config.get("metrics"):
+        lines += ["", "## Held-out metrics", "", "| metric | value |", "|---|---|"]
+        lines += [f"| {k} | {v:.4f} |" for k, v in config["metrics"].items() if isinstance(v, float)]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,188 @@
+"""The record schema: the one contract between stages (see DESIGN.md).
+
+A record is a plain dict with named fields. ``read_records`` validates a whole file
+and raises :class:`RecordError` naming the file and line before anything is
+written; ``write_records`` writes atomically (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "other")
+SCHEMA_FIELDS = (
+    "id", "task", "category", "question", "candidate", "references", "label",
+    "label_source", "candidate_model", "split", "meta",
+)
+SCORE_FIELDS = ("score", "verdict", "judge", "input_hash")
+
+
+class RecordError(ValueError):
+    """Bad input, with the place it was found (``file:line``)."""
+
+
+def _hash(*parts: Any) -> str:
+    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def make_id(task: str, question: str | None, candidate_model: str | None,
+            variant: str | None, candidate: str) -> str:
+    """A stable id from task, item (question), candidate model, prompt variant and the candidate text."""
+    return f"{task}-{_hash(task, question, candidate_model, variant, candidate)[:16]}"
+
+
+def input_hash(record: dict) -> str:
+    """Hash of exactly what a judge reads: question, candidate and references."""
+    return _hash(record.get("question"), record["candidate"], record["references"])[:16]
+
+
+def normalize(obj: Any, where: str = "<record>") -> dict:
+    """Validate one raw record and fill defaults; raise RecordError naming ``where``."""
+    if not isinstance(obj, dict):
+        raise RecordError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    rec = dict(obj)
+
+    def bad(msg: str) -> RecordError:
+        return RecordError(f"{where}: {msg}")
+
+    if "references" not in rec:
+        if "reference" not in rec:
+            raise bad("missing field 'references' (or 'reference')")
+        rec["references"] = rec.pop("reference")
+    elif "reference" in rec:
+        raise bad("give either 'reference' or 'references', not both")
+    refs = rec["references"]
+    if isinstance(refs, str):
+        refs = [refs]
+    if not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+        raise bad("'references' must be a non-empty list of strings (or 'reference' a string)")
+    rec["references"] = refs
+
+    if "candidate" not in rec:
+        raise bad("missing field 'candidate'")
+    if not isinstance(rec["candidate"], str):
+        raise bad(f"'candidate' must be a string, got {type(rec['candidate']).__name__}")
+    question = rec.setdefault("question", None)
+    if question is not None and not isinstance(question, str):
+        raise bad(f"'question' must be a string or null, got {type(question).__name__}")
+
+    for key, default in (("task", "unknown"), ("category", "other")):
+        value = rec.get(key)
+        rec[key] = default if value is None else value
+        if not isinstance(rec[key], str):
+            raise bad(f"'{key}' must be a string, got {type(rec[key]).__name__}")
+    if rec["category"] not in CATEGORIES:
+        raise bad(f"'category' must be one of {', '.join(CATEGORIES)}; got {rec['category']!r}")
+
+    label = rec.setdefault("label", None)
+    if isinstance(label, bool):
+        label = int(label)
+    if label not in (0, 1, None) or isinstance(label, float) and label not in (0.0, 1.0):
+        raise bad(f"'label' must be 0, 1 or null, got {label!r}")
+    rec["label"] = None if label is None else int(label)
+
+    for key in ("label_source", "candidate_model", "split"):
+        value = rec.setdefault(key, None)
+        if value is not None and not isinstance(value, str):
+            raise bad(f"'{key}' must be a string or null, got {type(value).__name__}")
+    meta = rec.setdefault("meta", {})
+    if meta is None:
+        rec["meta"] = {}
+    elif not isinstance(meta, dict):
+        raise bad(f"'meta' must be an object, got {type(meta).__name__}")
+
+    if rec.get("id") is None:
+        rec["id"] = make_id(rec["task"], rec["question"], rec["candidate_model"],
+                            rec["meta"].get("variant"), rec["candidate"])
+    elif not isinstance(rec["id"], str):
+        raise bad(f"'id' must be a string, got {type(rec['id']).__name__}")
+    return rec
+
+
+def _iter_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                yield where, json.loads(line)
+            except json.JSONDecodeError as err:
+                raise RecordError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
+
+
+def _iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as err:  # pyarrow raises several types for corrupt files
+        raise RecordError(f"{path}: not a readable Parquet file ({err})") from None
+    for row, obj in enumerate(table.to_pylist(), 1):
+        if isinstance(obj.get("meta"), str):  # written by write_records as a JSON string
+            try:
+                obj["meta"] = json.loads(obj["meta"])
+            except json.JSONDecodeError:
+                raise RecordError(f"{path}:row {row}: 'meta' is not valid JSON") from None
+        yield f"{path}:row {row}", obj
+
+
+def read_with_raw(path: str | os.PathLike) -> list[tuple[dict, dict]]:
+    """(raw row, normalized record) pairs of a JSONL or Parquet file, validated as a whole.
+
+    Refuses a missing, empty or bad file, and duplicate ids, naming the file and line.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise RecordError(f"{path}: no such file")
+    reader = _iter_parquet if path.suffix == ".parquet" else _iter_jsonl
+    pairs, seen = [], {}
+    for where, obj in reader(path):
+        rec = normalize(obj, where)
+        if rec["id"] in seen:
+            raise RecordError(f"{where}: duplicate id {rec['id']!r} (first at {seen[rec['id']]})")
+        seen[rec["id"]] = where
+        pairs.append((obj, rec))
+    if not pairs:
+        raise RecordError(f"{path}: empty file, no records")
+    return pairs
+
+
+def read_records(path: str | os.PathLike) -> list[dict]:
+    """Read and validate a JSONL or Parquet file into normalized records."""
+    return [rec for _, rec in read_with_raw(path)]
+
+
+def atomic_path(path: Path):
+    """A temporary sibling of ``path``; rename it over ``path`` when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return Path(tmp)
+
+
+def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
+    """Write records as JSONL or Parquet (by suffix), atomically."""
+    path = Path(path)
+    tmp = atomic_path(path)
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            rows = [dict(r, meta=json.dumps(r.get("meta", {}), ensure_ascii=False)) for r in records]
+            pq.write_table(pa.Table.from_pylist(rows), tmp)
+        else:
+            with open(tmp, "w", encoding="utf-8") as handle:
+                for rec in records:
+                    handle.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

@@ -1,0 +1,99 @@
+"""``python -m bertjudge judge``: write a score file, atomically and resumably.
+
+Each output row is the input row (every field kept) plus ``id`` (when it had none), ``score``
+(calibrated P(correct)), ``verdict`` (score >= the judge's threshold), ``judge`` and
+``input_hash``. Scored rows are appended to ``OUT.partial.jsonl`` as they are done; a rerun
+after an interruption skips them, and the final file replaces the partial one in one rename.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bertjudge.records import RecordError, input_hash, read_with_raw, write_records
+
+
+def _partial_path(output: Path) -> Path:
+    return output.with_name(output.name + ".partial.jsonl")
+
+
+def _load_partial(partial: Path, expected: dict[str, str], judge_name: str) -> dict[str, dict]:
+    """Rows already scored by an interrupted run; refuse them if the input or the judge changed."""
+    done = {}
+    if not partial.exists():
+        return done
+    with open(partial, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by the interruption: rescore it
+                continue
+            where = f"{partial}:{lineno}"
+            if row.get("judge") != judge_name or expected.get(row.get("id")) != row.get("input_hash"):
+                raise RecordError(f"{where}: scored by another judge or from other input; "
+                                  f"delete {partial} to start over")
+            done[row["id"]] = row
+    return done
+
+
+def score_file(judge, input_path: str | Path, output_path: str | Path, batch_size: int = 32,
+               chunk_size: int = 256, progress: bool = True) -> Path:
+    """Score every row of ``input_path`` with ``judge`` into ``output_path`` (JSONL or Parquet)."""
+    output = Path(output_path)
+    pairs = read_with_raw(input_path)  # validates the whole file before anything is written
+    hashes = {rec["id"]: input_hash(rec) for _, rec in pairs}
+    judge_name = judge.name
+    partial = _partial_path(output)
+    done = _load_partial(partial, hashes, judge_name)
+    todo = [(raw, rec) for raw, rec in pairs if rec["id"] not in done]
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(pairs), initial=len(pairs) - len(todo), desc=f"judging {input_path}", unit="row")
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial, "a", encoding="utf-8") as handle:
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start: start + chunk_size]
+            scores = judge.score_records([rec for _, rec in chunk], batch_size=batch_size)
+            for (raw, rec), score in zip(chunk, scores):
+                row = {**raw, "id": rec["id"], "score": float(score), "verdict": bool(score >= judge.threshold),
+                       "judge": judge_name, "input_hash": hashes[rec["id"]]}
+                done[rec["id"]] = row
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+            if bar is not None:
+                bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
+    write_records(output, [done[rec["id"]] for _, rec in pairs])
+    partial.unlink()
+    return output
+
+
+def cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bertjudge judge",
+        description="Score (question, candidate, reference) rows with a judge. The input is JSONL or Parquet "
+                    "with at least 'candidate' and 'reference' (or 'references'); the output keeps every input "
+                    "field and adds score, verdict, judge and input_hash. An interrupted run resumes.",
+    )
+    parser.add_argument("--judge", required=True, help="'regex' or the folder of an exported judge")
+    parser.add_argument("--input", required=True, help="rows to score (.jsonl or .parquet)")
+    parser.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet)")
+    parser.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    try:
+        from bertjudge.api import Judge
+
+        judge = Judge.load(args.judge)
+        out = score_file(judge, args.input, args.output, args.batch_size, progress=not args.no_progress)
+    except (RecordError, FileNotFoundError, ValueError) as err:
+        print(f"bertjudge judge: error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {out}")
+    return 0

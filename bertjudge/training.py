@@ -1,0 +1,71 @@
+"""LightningCLI for judges: ``python -m bertjudge fit|validate|test|predict --config …``.
+
+``class_path`` is the registry: any ``JudgeModule`` subclass is a model. After ``fit`` the best
+checkpoint is tested on the test sources (when given) and exported as a judge folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from lightning.pytorch.cli import LightningCLI
+
+from bertjudge.data.datamodule import JudgeDataModule
+from bertjudge.judges.base import JudgeModule
+
+
+class JudgeCLI(LightningCLI):
+    def add_arguments_to_parser(self, parser) -> None:
+        parser.add_argument("--export_dir", type=str | None, default=None,
+                            help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)")
+        parser.add_argument("--test_after_fit", type=bool, default=True,
+                            help="after fit, report the best checkpoint's metrics on data.test")
+
+    def after_fit(self) -> None:
+        trainer, model, data = self.trainer, self.model, self.datamodule
+        if trainer.fast_dev_run:
+            return
+        config = self.config[self.subcommand]
+        best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+        metrics = {}
+        if config.test_after_fit and data.sources["test"]:
+            results = trainer.test(model, datamodule=data, ckpt_path=best or None, weights_only=False)
+            metrics = {k: float(v) for k, v in results[0].items()} if results else {}
+        elif best:
+            model.load_state_dict(_load_state_dict(best))
+        if not trainer.is_global_zero:
+            return
+        model.provenance.update(
+            name=Path(trainer.default_root_dir).name, train_data=data.sources["train"],
+            mixture=data.mixture, best_checkpoint=best, recipe=_recipe(model, data, trainer),
+        )
+        folder = Path(config.export_dir or Path(trainer.default_root_dir) / "judge")
+        overall = {k: v for k, v in metrics.items() if k.count("/") == 1}  # test/acc, not per task
+        model.export(folder, metrics=overall)
+        print(f"exported the judge to {folder}")
+        if overall:
+            print(json.dumps({k: round(v, 4) for k, v in overall.items()}, indent=2))
+
+
+def _load_state_dict(path: str) -> dict:
+    import torch
+
+    return torch.load(path, map_location="cpu", weights_only=False)["state_dict"]
+
+
+def _recipe(model: JudgeModule, data: JudgeDataModule, trainer) -> dict:
+    return {
+        "lr": model.lr, "warmup_ratio": model.warmup_ratio, "weight_decay": model.weight_decay,
+        "batch_size": data.batch_size, "accumulate_grad_batches": trainer.accumulate_grad_batches,
+        "devices": trainer.world_size, "precision": str(trainer.precision), "steps": trainer.global_step,
+    }
+
+
+def run_lightning_cli(args: list[str]) -> JudgeCLI:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return JudgeCLI(
+        JudgeModule, JudgeDataModule, subclass_mode_model=True, args=args,
+        save_config_kwargs={"overwrite": True}, auto_configure_optimizers=False,
+    )

@@ -1,0 +1,47 @@
+"""Shared fixtures: offline settings and tiny random backbones built from configs."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "offline")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+from bertjudge import backbones  # noqa: E402
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
+
+
+def make_tiny_backbone(folder, model_type: str = "bert"):
+    """A random-weight encoder of ``model_type`` with the MiniLM tokenizer, saved as an HF folder."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
+    extra = {"bert": {}, "eurobert": {"num_key_value_heads": 2, "bos_token_id": 101, "eos_token_id": 102,
+                                      "max_position_embeddings": 512},
+             "modernbert": {"global_attn_every_n_layers": 1, "local_attention": 64, "max_position_embeddings": 512,
+                            "bos_token_id": 101, "eos_token_id": 102, "sep_token_id": 102, "cls_token_id": 101}}
+    config = AutoConfig.for_model(model_type, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                                  **TINY, **extra[model_type])
+    torch.manual_seed(0)
+    AutoModel.from_config(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.fixture(scope="session")
+def tiny_backbone(tmp_path_factory):
+    """Folder of a tiny random BERT with the real MiniLM tokenizer."""
+    return make_tiny_backbone(tmp_path_factory.mktemp("tiny-bert"))
+
+
+@pytest.fixture(scope="session")
+def tiny_backbones(tmp_path_factory):
+    """A tiny random backbone per architecture the configs use."""
+    return {kind: make_tiny_backbone(tmp_path_factory.mktemp(f"tiny-{kind}"), kind)
+            for kind in ("bert", "eurobert", "modernbert")}
