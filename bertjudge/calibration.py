@@ -1,0 +1,115 @@
+"""Calibration and thresholds: temperature scaling, ECE, reliability diagrams, accuracy vs threshold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+from torchmetrics.functional.classification import binary_calibration_error
+
+
+def fit_temperature(logits, labels, max_iter: int = 100) -> float:
+    """The temperature T minimising the NLL of ``sigmoid(logits / T)`` (LBFGS on log T)."""
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    y = torch.as_tensor(np.asarray(labels, dtype=np.float64))
+    log_t = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.LBFGS([log_t], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(z / log_t.exp(), y)
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    return float(log_t.detach().exp())
+
+
+def expected_calibration_error(probs, labels, n_bins: int = 15) -> float:
+    """ECE of P(correct): bin-weighted |mean predicted P − observed frequency of label 1|, equal-width bins."""
+    probs = torch.as_tensor(np.asarray(probs, dtype=np.float32))
+    labels = torch.as_tensor(np.asarray(labels, dtype=np.int64))
+    return float(binary_calibration_error(probs, labels, n_bins=n_bins, norm="l1"))
+
+
+def reliability(probs, labels, n_bins: int = 15) -> dict[str, list]:
+    """Reliability-diagram data per equal-width bin: edges, count, mean predicted P, frequency of label 1."""
+    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=float)
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    index = np.clip(np.searchsorted(edges, probs, side="right") - 1, 0, n_bins - 1)  # [lo, hi), as torchmetrics
+    counts = np.bincount(index, minlength=n_bins)
+    with np.errstate(invalid="ignore"):
+        mean_pred = np.bincount(index, probs, n_bins) / counts
+        frequency = np.bincount(index, labels, n_bins) / counts
+    nan_to_none = lambda a: [None if np.isnan(v) else float(v) for v in a]  # noqa: E731
+    return {"edges": edges.tolist(), "count": counts.tolist(),
+            "mean_pred": nan_to_none(mean_pred), "frequency": nan_to_none(frequency)}
+
+
+def accuracy_at_thresholds(probs, labels, thresholds) -> np.ndarray:
+    """Accuracy of the verdict ``prob >= t`` for every t in ``thresholds`` (vectorised)."""
+    probs, labels = np.asarray(probs, dtype=float), np.asarray(labels).astype(bool)
+    thresholds = np.asarray(thresholds, dtype=float)
+    positives, negatives = np.sort(probs[labels]), np.sort(probs[~labels])
+    true_pos = len(positives) - np.searchsorted(positives, thresholds, side="left")
+    true_neg = np.searchsorted(negatives, thresholds, side="left")
+    return (true_pos + true_neg) / max(len(probs), 1)
+
+
+def best_threshold(probs, labels) -> tuple[float, float]:
+    """(threshold, accuracy) maximising accuracy; candidates are midpoints between observed scores
+    (and just below the lowest / above the highest); ties go to the threshold closest to 0.5."""
+    values = np.unique(np.asarray(probs, dtype=float))
+    if len(values) == 0:
+        return 0.5, float("nan")
+    candidates = np.concatenate([[np.nextafter(values[0], -np.inf)], (values[:-1] + values[1:]) / 2,
+                                 [np.nextafter(values[-1], np.inf)]])
+    accuracy = accuracy_at_thresholds(probs, labels, candidates)
+    best = np.flatnonzero(accuracy == accuracy.max())
+    pick = best[np.argmin(np.abs(candidates[best] - 0.5))]
+    return float(candidates[pick]), float(accuracy[pick])
+
+
+def best_thresholds_by(probs, labels, groups) -> dict[str, float]:
+    """The best threshold per group (e.g. per category)."""
+    probs, labels, groups = np.asarray(probs, dtype=float), np.asarray(labels), np.asarray(groups)
+    return {str(g): best_threshold(probs[groups == g], labels[groups == g])[0] for g in np.unique(groups)}
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt, *plt.subplots(figsize=(4.5, 4), dpi=120)
+
+
+def plot_reliability(curves: dict[str, dict], path: str | Path, title: str = "Reliability") -> Path:
+    """Plot ``{judge name: reliability(...)}`` as reliability diagrams on one figure."""
+    plt, fig, ax = _figure()
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="perfect")
+    for name, data in curves.items():
+        points = [(p, f) for p, f in zip(data["mean_pred"], data["frequency"]) if p is not None]
+        if points:
+            ax.plot(*zip(*points), marker="o", markersize=3, label=name)
+    ax.set(xlabel="predicted P(correct)", ylabel="fraction labelled correct", xlim=(0, 1), ylim=(0, 1), title=title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_threshold_curves(curves: dict[str, tuple], path: str | Path, title: str = "Accuracy vs threshold") -> Path:
+    """Plot ``{judge name: (thresholds, accuracies)}`` on one figure."""
+    plt, fig, ax = _figure()
+    for name, (thresholds, accuracy) in curves.items():
+        ax.plot(thresholds, accuracy, label=name)
+    ax.set(xlabel="threshold", ylabel="accuracy", xlim=(0, 1), title=title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
