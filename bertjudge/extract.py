@@ -20,7 +20,7 @@ _OPTION_LINE = re.compile(
     r"(?:^|\b(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*)[(\[]?([A-J])[)\]]?[.:]?$", re.IGNORECASE
 )
 _OPTION = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.:]?$")
-_OPTION_PREFIX = re.compile(r"^[(\[]?([A-J])(?:[)\]]|[.:](?=\s|$))(?:\s|$)")
+_OPTION_PREFIX = re.compile(r"^[(\[]?([A-J])(?:[)\]]|[.:])?(?:\s|$)")
 _NUMBER = re.compile(r"(?<![\w.,])[-+−]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:/\d+)?")
 _SENTENCE_END = re.compile(r"\.\s")
 _CLAUSE_END = re.compile(r"[.,;!?]\s")
@@ -106,7 +106,7 @@ def final_answer(text: str) -> str | None:
 
 
 def option_letter(s: str | None) -> str | None:
-    """The option letter an answer starts with ("(B) Paris", "B.", "B)", "B") or None."""
+    """The option letter an answer is or starts with ("(B) Paris", "B because…", "B.", "b)") or None."""
     if not isinstance(s, str):
         return None
     s = s.strip().strip(_EMPHASIS).strip()

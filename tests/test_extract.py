@@ -70,8 +70,8 @@ def test_normalize_answer(raw, expected):
 
 
 @pytest.mark.parametrize("raw,expected", [
-    ("(B) Paris", "B"), ("B. Paris", "B"), ("C)", "C"), ("d", "D"), ("**A**", "A"),
-    ("Paris", None), ("Berlin is the capital", None), (None, None),
+    ("(B) Paris", "B"), ("B. Paris", "B"), ("C)", "C"), ("d", "D"), ("**A**", "A"), ("B because x", "B"),
+    ("Paris", None), ("Berlin is the capital", None), ("K) other", None), (None, None),
 ])
 def test_option_letter(raw, expected):
     assert option_letter(raw) == expected

@@ -1,0 +1,153 @@
+"""The lexical baseline: extract the final answer by rules, then compare it by record category.
+
+- ``multiple_choice``: option letters compared after normalization; the option text is accepted
+  (mapped through the options listed in the question when there are any);
+- ``context_extraction``: ROUGE-L F1 against the reference >= ``threshold`` (fit on labelled data);
+- ``open_math``: Math-Verify equivalence (answers wrapped in ``$…$``);
+- ``other``: normalized exact match, else ROUGE-L F1 >= ``threshold``.
+
+A row whose answer could not be extracted (or, for math, parsed) is flagged ``unparsed``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from bertjudge.extract import final_answer, normalize_answer, option_letter
+
+JUDGE_FILE = "judge.json"
+MATH_TIMEOUT_S = 5
+MAX_MATH_CHARS = 500  # longer "answers" are not answers; they only slow sympy down
+_OPTION_LINE = re.compile(r"^[ \t]*[(\[]?([A-J])[)\].:][ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+
+
+def rouge_l(prediction: str, reference: str) -> float:
+    """ROUGE-L F1 (torchmetrics' tokenizer: lower case, alphanumeric tokens)."""
+    from torchmetrics.functional.text.rouge import rouge_score
+
+    return float(rouge_score(prediction, reference, rouge_keys="rougeL")["rougeL_fmeasure"])
+
+
+def question_options(question: str | None) -> dict[str, str]:
+    """The options listed in a question ("A. Paris", "(B) London", …) as {letter: text}."""
+    return {m.group(1): m.group(2) for m in _OPTION_LINE.finditer(question or "")}
+
+
+def _as_math(s: str) -> str:
+    return s if any(d in s for d in ("$", "\\(", "\\[", "\\boxed")) else f"${s}$"
+
+
+def math_equal(references: list[str], answer: str) -> tuple[bool, bool]:
+    """(equivalent to some reference, answer parsed) with Math-Verify, time-bounded in any thread."""
+    from math_verify import parse, verify
+
+    in_main = threading.current_thread() is threading.main_thread()
+    timeout = MATH_TIMEOUT_S if in_main else None  # math_verify's own timeout uses signal.alarm
+
+    def work() -> tuple[bool, bool]:
+        predicted = parse(_as_math(answer[:MAX_MATH_CHARS]), parsing_timeout=timeout)
+        if all(isinstance(x, str) for x in predicted):  # nothing, or only the raw-string fallback
+            return False, False
+        golds = (parse(_as_math(ref[:MAX_MATH_CHARS]), parsing_timeout=timeout) for ref in references)
+        return any(gold and verify(gold, predicted, timeout_seconds=timeout) for gold in golds), True
+
+    if in_main:
+        return work()
+    result: list[tuple[bool, bool]] = []
+    worker = threading.Thread(target=lambda: result.append(work()), daemon=True)
+    worker.start()
+    worker.join(MATH_TIMEOUT_S * (1 + len(references)))  # on time-out the daemon is abandoned
+    return result[0] if result else (False, False)
+
+
+class RegexJudge:
+    """Rule-based judge; ``score_records`` returns P(correct) in {0., 1.}."""
+
+    name = "regex"
+    version = "1"
+    temperature = 1.0
+
+    def __init__(self, threshold: float = 0.5):
+        self.threshold = float(threshold)
+
+    def _row(self, rec: dict) -> dict:
+        answer = final_answer(rec["candidate"])
+        refs, category = rec["references"], rec.get("category", "other")
+        row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
+        if answer is None:
+            return row
+        norm = normalize_answer(answer)
+        if category == "multiple_choice":
+            options = {letter: normalize_answer(text) for letter, text in question_options(rec.get("question")).items()}
+            by_text = {text: letter for letter, text in options.items()}
+            letter = by_text.get(norm) or option_letter(answer)
+            for ref in refs:
+                ref_letter = option_letter(ref) if len(normalize_answer(ref)) == 1 else None
+                if ref_letter:
+                    row["match"] |= letter == ref_letter
+                    row["unparsed"] = letter is None
+                else:
+                    ref_norm = normalize_answer(ref)
+                    stripped = normalize_answer(re.sub(r"^\s*[(\[]?[A-J][)\].:]\s+", "", answer))
+                    row["match"] |= ref_norm in (norm, stripped, options.get(letter))
+        elif category == "open_math":
+            row["match"], parsed = math_equal(refs, answer)
+            row["match"] |= norm in {normalize_answer(r) for r in refs}
+            row["unparsed"] = not parsed
+        else:
+            if category == "other" and norm in {normalize_answer(r) for r in refs}:
+                row["match"], row["similarity"] = True, 1.0
+                return row
+            row["similarity"] = max(rouge_l(answer, ref) for ref in refs)
+            row["match"] = row["similarity"] >= self.threshold
+        return row
+
+    def details(self, records: list[dict], progress: bool = False) -> list[dict]:
+        """Per row: the extracted ``answer``, the ``unparsed`` flag, the ROUGE-L ``similarity``
+        (extraction and other rows, else None) and ``match`` (the verdict)."""
+        if progress:
+            from tqdm.auto import tqdm
+
+            records = tqdm(records, desc="regex judge", unit="row")
+        return [self._row(rec) for rec in records]
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """P(correct) per record, 0. or 1. (``batch_size`` is accepted for the common interface)."""
+        return np.array([float(row["match"]) for row in self.details(records, progress)], dtype=float)
+
+    def fit_threshold(self, records: list[dict]) -> float:
+        """Choose the ROUGE-L threshold maximizing accuracy on labelled extraction/other rows; store it."""
+        from bertjudge.calibration import best_threshold
+
+        rows = [(row["similarity"], rec["label"]) for rec, row in zip(records, self.details(records))
+                if row["similarity"] is not None and rec.get("label") is not None]
+        if not rows:
+            raise ValueError("fit_threshold needs labelled context_extraction or other rows with an extracted answer")
+        similarities, labels = zip(*rows)
+        self.threshold = best_threshold(similarities, labels)[0]
+        return self.threshold
+
+    def config(self) -> dict:
+        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "name": self.name,
+                "threshold": self.threshold, "temperature": self.temperature, "version": self.version}
+
+    def save(self, path: str | os.PathLike) -> Path:
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / JUDGE_FILE).write_text(json.dumps(self.config(), indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "RegexJudge":
+        config = json.loads((Path(path) / JUDGE_FILE).read_text())
+        if not config.get("class", "").endswith("RegexJudge") and config.get("class") != "regex":
+            raise ValueError(f"{path}: {JUDGE_FILE} describes a {config.get('class')!r} judge, not a regex judge")
+        return cls(threshold=config["threshold"])
+
+    from_export = load  # what bertjudge.api.Judge.load calls for an exported folder

@@ -1,0 +1,102 @@
+import threading
+
+import numpy as np
+import pytest
+
+from bertjudge.judges.regex import RegexJudge, math_equal, question_options, rouge_l
+from bertjudge.records import normalize
+
+MC_QUESTION = "What is the capital of France?\nA. London\nB. Paris\nC. Rome\nD. Berlin"
+
+
+def rec(candidate, reference, category, question=None, label=None):
+    return normalize({"candidate": candidate, "references": reference, "category": category,
+                      "question": question, "label": label, "task": "t"})
+
+
+CASES = [
+    # (candidate, reference, category, question, expected verdict, expected unparsed)
+    ("Reasoning...\nFinal answer: (B)", "B", "multiple_choice", MC_QUESTION, 1, False),
+    ("Final answer: B. Paris", "B", "multiple_choice", MC_QUESTION, 1, False),
+    ("Final answer: Paris", "B", "multiple_choice", MC_QUESTION, 1, False),  # option text mapped
+    ("Final answer: C", "B", "multiple_choice", MC_QUESTION, 0, False),
+    ("I think it is Paris but unsure.", "B", "multiple_choice", MC_QUESTION, 0, True),
+    ("Final answer: (B)", "Paris", "multiple_choice", MC_QUESTION, 1, False),  # text reference
+    ("Final answer: B) Paris", "Paris", "multiple_choice", None, 1, False),
+    ("Final answer: London", "Paris", "multiple_choice", MC_QUESTION, 0, False),
+    ("So 1/2 of it.\nFinal answer: $\\frac{1}{2}$", "0.5", "open_math", None, 1, False),
+    ("We get \\boxed{\\frac{\\sqrt{2}}{2}}", "\\sqrt{2}/2", "open_math", None, 1, False),
+    ("Final answer: 1,234", "1234", "open_math", None, 1, False),
+    ("Final answer: 13", "12", "open_math", None, 0, False),
+    ("Final answer: \\frac{1", "12", "open_math", None, 0, True),
+    ("Final answer: the Treaty of Westphalia", "Treaty of Westphalia", "context_extraction", None, 1, False),
+    ("Final answer: the Congress of Vienna", "Treaty of Westphalia", "context_extraction", None, 0, False),
+    ("I cannot tell from the passage.", "Treaty of Westphalia", "context_extraction", None, 0, True),
+    ("Final answer: **Blue**", "blue", "other", None, 1, False),
+]
+
+
+@pytest.mark.parametrize("candidate,reference,category,question,verdict,unparsed", CASES)
+def test_regex_judge_cases(candidate, reference, category, question, verdict, unparsed):
+    judge = RegexJudge()
+    record = rec(candidate, reference, category, question)
+    assert judge.score_records([record]).tolist() == [float(verdict)]
+    assert judge.details([record])[0]["unparsed"] is unparsed
+
+
+def test_multiple_references_any_match():
+    judge = RegexJudge()
+    records = [rec("Final answer: 0.25", ["1/3", "\\frac{1}{4}"], "open_math"),
+               rec("Final answer: NYC", ["New York City", "NYC"], "other"),
+               rec("Final answer: 0.2", ["1/3", "\\frac{1}{4}"], "open_math")]
+    np.testing.assert_array_equal(judge.score_records(records), [1.0, 1.0, 0.0])
+
+
+def test_details_fields():
+    row = RegexJudge().details([rec("Final answer: the Treaty of Westphalia", "Treaty of Westphalia",
+                                    "context_extraction")])[0]
+    assert row["answer"] == "the Treaty of Westphalia"
+    assert row["similarity"] == pytest.approx(2 * 0.75 * 1.0 / 1.75)
+    assert row["match"] is True
+
+
+def test_fit_threshold_separates_labelled_similarities():
+    ref = "the quick brown fox jumps"
+    records = [rec(f"Final answer: {text}", ref, "context_extraction", label=label) for text, label in [
+        ("the quick brown fox jumps", 1), ("quick brown fox jumps", 1), ("the quick brown fox", 1),
+        ("the quick fox", 0), ("a brown dog", 0), ("the slow cat", 0)]]
+    judge = RegexJudge(threshold=0.99)
+    threshold = judge.fit_threshold(records)
+    sims = [row["similarity"] for row in judge.details(records)]
+    assert max(sims[3:]) < threshold <= min(sims[:3])
+    np.testing.assert_array_equal(judge.score_records(records), [1, 1, 1, 0, 0, 0])
+    with pytest.raises(ValueError):
+        judge.fit_threshold([rec("Final answer: 1", "1", "open_math", label=1)])
+
+
+def test_save_load_roundtrip(tmp_path):
+    judge = RegexJudge(threshold=0.37)
+    judge.save(tmp_path / "j")
+    loaded = RegexJudge.load(tmp_path / "j")
+    assert loaded.threshold == 0.37 and RegexJudge.from_export(tmp_path / "j").threshold == 0.37
+    config = (tmp_path / "j" / "judge.json").read_text()
+    assert '"version"' in config and "RegexJudge" in config
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "judge.json").write_text('{"class": "bertjudge.judges.encoder.EncoderJudge", "threshold": 0.5}')
+    with pytest.raises(ValueError, match="not a regex judge"):
+        RegexJudge.load(tmp_path / "other")
+
+
+def test_math_verify_outside_main_thread():
+    results = []
+    worker = threading.Thread(target=lambda: results.append(
+        (math_equal(["\\frac{1}{2}"], "0.5"), math_equal(["3"], "4"))))
+    worker.start()
+    worker.join(60)
+    assert results == [((True, True), (False, True))]
+
+
+def test_helpers():
+    assert question_options(MC_QUESTION) == {"A": "London", "B": "Paris", "C": "Rome", "D": "Berlin"}
+    assert question_options(None) == {}
+    assert rouge_l("Hello, world!", "hello world") == 1.0 and rouge_l("", "x") == 0.0
