@@ -141,12 +141,12 @@ class Encoder:
                      for p in fmt.parts}
         # one marker or separator per part, plus the tokenizer's own wrapping
         glue = len(fmt.parts) if fmt.markers == "markers" else len(fmt.parts) - 1
-        budget = fmt.max_length - len(self.prefix) - len(self.suffix) - glue
+        room = fmt.max_length - len(self.prefix) - len(self.suffix)
         out = []
         for i in range(len(records)):
             ids = {p: tokenized[p][i] for p in fmt.parts}
             if fmt.truncation == "segment":
-                ids = self._truncate_segments(ids, budget)
+                ids = self._truncate_segments(ids, room - glue)
             body = []
             for j, part in enumerate(fmt.parts):
                 if fmt.markers == "markers":
@@ -155,7 +155,7 @@ class Encoder:
                     body.append(self.sep)
                 body.extend(ids[part])
             if fmt.truncation == "left":
-                body = body[-budget:]
+                body = body[-room:]
             out.append(self.prefix + body + self.suffix)
         return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 from lightning.pytorch.cli import LightningCLI
@@ -66,6 +67,7 @@ def _recipe(model: JudgeModule, data: JudgeDataModule, trainer) -> dict:
 def run_lightning_cli(args: list[str]) -> JudgeCLI:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     return JudgeCLI(
-        JudgeModule, JudgeDataModule, subclass_mode_model=True, args=args,
+        JudgeModule, JudgeDataModule, subclass_mode_model=True,
+        args=None if args == sys.argv[1:] else args,  # None: LightningCLI reads the real command line
         save_config_kwargs={"overwrite": True}, auto_configure_optimizers=False,
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections import defaultdict
 
 import lightning as L
 from torch.utils.data import DataLoader
@@ -19,21 +18,22 @@ def apply_mixture(records: list[dict], mixture: dict[str, dict[str, int]], seed:
 
     A cell asking for more rows than it has is an error, so a mixture never silently shrinks.
     """
-    cells: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    cells = [(task, model, count) for task, models in mixture.items() for model, count in models.items()]
+    pools: list[list[dict]] = [[] for _ in cells]
     for rec in records:
-        cells[(rec["task"], rec["candidate_model"] or "")].append(rec)
+        matches = [i for i, (task, model, _) in enumerate(cells)
+                   if task in (ANY, rec["task"]) and model in (ANY, rec["candidate_model"] or "")]
+        if len(matches) > 1:
+            raise ValueError(f"mixture cells overlap: row {rec['id']} matches "
+                             f"{[cells[i][:2] for i in matches]}; make the cells disjoint")
+        if matches:
+            pools[matches[0]].append(rec)
     rng = random.Random(seed)
     chosen = []
-    for task, models in mixture.items():
-        for model, count in models.items():
-            pool = [r for (t, m), rows in sorted(cells.items())
-                    if task in (ANY, t) and model in (ANY, m) for r in rows]
-            if count > len(pool):
-                raise ValueError(f"mixture asks {count} rows of task={task} model={model}, the data has {len(pool)}")
-            chosen += rng.sample(pool, count)
-    ids = [r["id"] for r in chosen]
-    if len(set(ids)) != len(ids):
-        raise ValueError("mixture cells overlap (a row matches two cells): make the cells disjoint")
+    for (task, model, count), pool in zip(cells, pools):
+        if count > len(pool):
+            raise ValueError(f"mixture asks {count} rows of task={task} model={model}, the data has {len(pool)}")
+        chosen += rng.sample(pool, count)
     return chosen
 
 

@@ -1,0 +1,101 @@
+import pytest
+from transformers import AutoTokenizer
+
+from bertjudge import backbones
+from bertjudge.formats import Encoder, FormatError, JudgeFormat
+from bertjudge.records import normalize
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
+
+
+def record(question="What is the capital of France?", candidate="Paris.", reference="Paris"):
+    return normalize({"question": question, "candidate": candidate, "reference": reference})
+
+
+def decode(tokenizer, ids):
+    return tokenizer.decode(ids)
+
+
+def test_offline_backbone_resolves_to_the_installed_package():
+    path = backbones.resolve(MINILM)
+    assert path != MINILM and path.endswith("model")
+    assert backbones.resolve("some/unknown-model") == "some/unknown-model"
+
+
+def test_qcr_with_separators(tokenizer):
+    enc = Encoder(tokenizer, JudgeFormat(order="QCR"))
+    text = decode(tokenizer, enc.encode(record()))
+    assert text == "[CLS] what is the capital of france? [SEP] paris. [SEP] paris [SEP]"
+
+
+def test_cr_drops_the_question(tokenizer):
+    text = decode(tokenizer, Encoder(tokenizer, JudgeFormat(order="CR")).encode(record()))
+    assert text == "[CLS] paris. [SEP] paris [SEP]"
+
+
+def test_marker_tokens_need_them_in_the_vocabulary(tokenizer):
+    fmt = JudgeFormat(order="QCR", markers="markers")
+    with pytest.raises(FormatError, match="lacks the format's marker tokens"):
+        Encoder(tokenizer, fmt)
+    tok = AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
+    tok.add_special_tokens({"additional_special_tokens": fmt.new_tokens})
+    ids = Encoder(tok, fmt).encode(record())
+    assert decode(tok, ids) == "[CLS] <|question|> what is the capital of france? <|candidate|> paris. " \
+                               "<|reference|> paris [SEP]"
+
+
+def test_answer_segment_carries_the_extracted_answer(tokenizer):
+    enc = Encoder(tokenizer, JudgeFormat(order="QCAR"))
+    text = decode(tokenizer, enc.encode(record(candidate="Let me think... so 3. Final answer: Lyon")))
+    assert text.endswith("[SEP] lyon [SEP] paris [SEP]")
+    text = decode(tokenizer, enc.encode(record(candidate="I am not sure.")))
+    assert "[SEP] none found [SEP] paris [SEP]" in text
+
+
+def test_segment_truncation_keeps_reference_question_end_and_candidate_tail(tokenizer):
+    fmt = JudgeFormat(order="QCR", max_length=64, question_max_tokens=8, candidate_head_tokens=4)
+    enc = Encoder(tokenizer, fmt)
+    question = " ".join(f"w{i}" for i in range(200)) + " which city is it?"
+    candidate = "start " + "blah " * 300 + "so the final answer is Paris"
+    ids = enc.encode(record(question=question, candidate=candidate, reference="Paris, France"))
+    assert len(ids) == 64
+    text = decode(tokenizer, ids)
+    q, c, r = text.removeprefix("[CLS] ").removesuffix(" [SEP]").split(" [SEP] ")
+    assert q.endswith("which city is it?") and "w0 " not in q       # the question keeps its end
+    assert c.startswith("start") and c.endswith("final answer is paris")  # head and tail of the candidate
+    assert r == "paris, france"                                      # the reference whole
+
+
+def test_left_truncation_keeps_the_end_of_the_sequence(tokenizer):
+    enc = Encoder(tokenizer, JudgeFormat(order="QCR", max_length=32, truncation="left"))
+    ids = enc.encode(record(candidate="blah " * 100 + "end"))
+    assert len(ids) == 32
+    assert decode(tokenizer, ids).endswith("blah end [SEP] paris [SEP]")
+
+
+def test_encode_many_matches_encode(tokenizer):
+    enc = Encoder(tokenizer, JudgeFormat(order="QCAR", max_length=48))
+    rows = [record(candidate="x " * n + "Final answer: 4") for n in (1, 30, 100)]
+    assert enc.encode_many(rows) == [enc.encode(r) for r in rows]
+
+
+def test_format_round_trip_and_mismatch():
+    fmt = JudgeFormat(order="QCAR", markers="markers", max_length=128)
+    assert JudgeFormat.from_dict(fmt.to_dict()) == fmt
+    fmt.check_matches(JudgeFormat.from_dict(fmt.to_dict()), "judge")
+    with pytest.raises(FormatError, match="format mismatch.*order"):
+        JudgeFormat(order="CR", markers="markers", max_length=128).check_matches(fmt, "judge")
+    with pytest.raises(FormatError, match="unknown format fields"):
+        JudgeFormat.from_dict({"order": "QCR", "colour": "red"})
+
+
+@pytest.mark.parametrize("kwargs", [{"order": "QC"}, {"order": "QCRR"}, {"order": "XCR"},
+                                    {"markers": "tags"}, {"truncation": "right"}, {"max_length": 4}])
+def test_invalid_formats_are_refused(kwargs):
+    with pytest.raises(FormatError):
+        JudgeFormat(**kwargs)

@@ -1,0 +1,104 @@
+import json
+
+import numpy as np
+import pytest
+
+from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.records import RecordError, read_records
+from bertjudge.scoring import cli, score_file
+
+
+@pytest.fixture(scope="module")
+def judge(tiny_backbone, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("judge") / "tiny"
+    EncoderJudge(backbone=tiny_backbone).export(folder)
+    from bertjudge.api import Judge
+
+    return Judge.load(str(folder)), folder
+
+
+def write_input(path, n=10):
+    with open(path, "w") as handle:  # only question, candidate, reference — as users write them
+        for i in range(n):
+            handle.write(json.dumps({"question": f"What is {i}+1?", "candidate": f"Final answer: {i + 1}",
+                                     "reference": str(i + 1), "note": i}) + "\n")
+    return path
+
+
+class Interrupted(Exception):
+    pass
+
+
+class StopsAfter:
+    """The real judge, interrupted (as by Ctrl-C or a crash) after ``calls`` chunks."""
+
+    def __init__(self, judge, calls):
+        self.judge, self.calls = judge, calls
+        self.name, self.threshold = judge.name, judge.threshold
+        self.rows_scored = 0
+
+    def score_records(self, records, batch_size=32):
+        if self.calls == 0:
+            raise Interrupted
+        self.calls -= 1
+        self.rows_scored += len(records)
+        return self.judge.score_records(records, batch_size)
+
+
+def test_score_file_keeps_fields_and_adds_scores(judge, tmp_path):
+    judge, _ = judge
+    out = score_file(judge, write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl", progress=False)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["note"] for r in rows] == list(range(10)) and rows[0]["reference"] == "1"
+    for row in rows:
+        assert {"id", "score", "verdict", "judge", "input_hash"} <= set(row)
+        assert 0 <= row["score"] <= 1 and row["verdict"] == (row["score"] >= judge.threshold)
+    assert not list(tmp_path.glob("*.partial.jsonl"))
+
+
+def test_interrupted_run_resumes_without_scoring_twice(judge, tmp_path):
+    judge, _ = judge
+    src = write_input(tmp_path / "in.jsonl", n=10)
+    first = StopsAfter(judge, calls=2)
+    with pytest.raises(Interrupted):
+        score_file(first, src, tmp_path / "out.jsonl", chunk_size=3, progress=False)
+    assert not (tmp_path / "out.jsonl").exists()  # nothing final until the whole file is scored
+    assert len((tmp_path / "out.jsonl.partial.jsonl").read_text().splitlines()) == 6
+    second = StopsAfter(judge, calls=10)
+    score_file(second, src, tmp_path / "out.jsonl", chunk_size=3, progress=False)
+    assert first.rows_scored + second.rows_scored == 10
+    resumed = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    fresh = score_file(judge, src, tmp_path / "fresh.jsonl", progress=False)
+    assert resumed == [json.loads(line) for line in fresh.read_text().splitlines()]
+
+
+def test_a_partial_file_from_other_input_is_refused(judge, tmp_path):
+    judge, _ = judge
+    src = write_input(tmp_path / "in.jsonl", n=4)
+    with pytest.raises(Interrupted):
+        score_file(StopsAfter(judge, calls=1), src, tmp_path / "out.jsonl", chunk_size=2, progress=False)
+    partial = tmp_path / "out.jsonl.partial.jsonl"
+    row = json.loads(partial.read_text().splitlines()[0])
+    partial.write_text(json.dumps({**row, "input_hash": "0" * 16}) + "\n")
+    with pytest.raises(RecordError, match="other input"):
+        score_file(judge, src, tmp_path / "out.jsonl", progress=False)
+
+
+def test_bad_input_writes_nothing(judge, tmp_path):
+    judge, _ = judge
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"question": "q", "candidate": "a", "reference": "a"}\n{"question": "q", "candidate": 1}\n')
+    with pytest.raises(RecordError, match=r"bad\.jsonl:2"):
+        score_file(judge, src, tmp_path / "out.jsonl", progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
+def test_command_line_writes_parquet_and_reports_errors(judge, tmp_path, capsys):
+    _, folder = judge
+    src = write_input(tmp_path / "in.jsonl", n=3)
+    assert cli(["--judge", str(folder), "--input", str(src), "--output", str(tmp_path / "o.parquet"),
+                "--no-progress"]) == 0
+    rows = read_records(tmp_path / "o.parquet")
+    assert len(rows) == 3 and np.all([0 <= r["score"] <= 1 for r in rows])
+    assert cli(["--judge", str(tmp_path / "nope"), "--input", str(src), "--output", str(tmp_path / "x.jsonl")]) == 1
+    assert "not a judge folder" in capsys.readouterr().err

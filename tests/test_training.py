@@ -1,0 +1,164 @@
+"""The trainer end to end with tiny random backbones: datamodule, every config, export, DDP."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from bertjudge.api import Judge
+from bertjudge.data.datamodule import apply_mixture
+from bertjudge.formats import FormatError, JudgeFormat
+from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.records import normalize, write_records
+from bertjudge.training import run_lightning_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIGS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "configs").rglob("*.yaml")
+                 if p.parent.name != "trainer")
+SMALL_DATA = ["--data.train=[embedded:train?n=48]", "--data.val=[embedded:val?n=16]",
+              "--data.test=[embedded:test?n=16]"]
+
+
+def toy_records(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        a, b = map(int, rng.integers(1, 50, 2))
+        ok = i % 2 == 0
+        rows.append(normalize({
+            "task": ["t1", "t2"][i % 3 == 0], "category": "open_math", "question": f"What is {a}+{b}?",
+            "candidate": f"{'so ' * (i % 7)}Final answer: {a + b if ok else a + b + 1}", "reference": str(a + b),
+            "label": int(ok), "candidate_model": ["m1", "m2"][i % 4 == 0],
+        }))
+    return rows
+
+
+def backbone_for(config_path, tiny_backbones):
+    backbone = yaml.safe_load((ROOT / config_path).read_text())["model"]["init_args"]["backbone"].lower()
+    return tiny_backbones["eurobert" if "eurobert" in backbone else "modernbert" if "modernbert" in backbone else "bert"]
+
+
+@pytest.mark.parametrize("config", CONFIGS)
+def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
+    cli = run_lightning_cli([
+        "fit", f"--config={config}", "--trainer.fast_dev_run=true", "--trainer.accelerator=cpu",
+        "--trainer.devices=1", "--trainer.strategy=auto", "--trainer.precision=32-true",
+        f"--trainer.default_root_dir={tmp_path}", f"--model.init_args.backbone={backbone_for(config, tiny_backbones)}",
+        *SMALL_DATA,
+    ])
+    assert cli.trainer.global_step == 1
+    assert isinstance(cli.model, EncoderJudge)
+
+
+def test_trainer_configs_parse():
+    for name in ("cpu", "ddp"):
+        config = yaml.safe_load((ROOT / f"configs/trainer/{name}.yaml").read_text())
+        assert set(config) == {"trainer"} and config["trainer"]["max_epochs"] == 1
+    assert yaml.safe_load((ROOT / "configs/trainer/ddp.yaml").read_text())["trainer"]["strategy"] == "ddp"
+
+
+def test_fit_exports_a_judge_that_scores_like_the_trained_module(tiny_backbone, tmp_path):
+    data = tmp_path / "toy.jsonl"
+    write_records(data, toy_records())
+    cli = run_lightning_cli([
+        "fit", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
+        "--model.format.order=QCAR", "--model.lr=1e-3", "--model.effective_batch_size=16",
+        f"--data.train=[{data}]", f"--data.val=[{data}]", f"--data.test=[{data}]", "--data.batch_size=8",
+        "--trainer.max_epochs=2", "--trainer.logger=false", "--trainer.enable_progress_bar=false",
+        f"--trainer.default_root_dir={tmp_path / 'run'}",
+    ])
+    assert cli.trainer.accumulate_grad_batches == 2  # effective batch 16 from device batch 8
+    folder = tmp_path / "run" / "judge"
+    config = json.loads((folder / "judge.json").read_text())
+    assert config["format"]["order"] == "QCAR" and 0 <= config["metrics"]["test/acc"] <= 1
+    assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()
+
+    rows = toy_records(12, seed=1)
+    judge = Judge.load(str(folder))
+    expected = cli.model.score_records(rows)
+    np.testing.assert_allclose(judge.score_records(rows), expected, rtol=1e-5, atol=1e-6)
+    # the same rows through the list API, and batch size does not change scores
+    by_lists = judge.score([r["question"] for r in rows], [r["candidate"] for r in rows],
+                           [r["references"] for r in rows], batch_size=5)
+    np.testing.assert_allclose(by_lists, expected, rtol=1e-5, atol=1e-6)
+    with pytest.raises(FormatError, match="format mismatch"):
+        Judge.load(str(folder), format=JudgeFormat(order="QCR"))
+    # the export is a plain Hugging Face folder
+    from transformers import AutoModelForSequenceClassification
+
+    assert AutoModelForSequenceClassification.from_pretrained(folder).config.num_labels == 1
+
+
+def test_dropout_is_active_in_training(tiny_backbone):
+    judge = EncoderJudge(backbone=tiny_backbone)
+    dropouts = [m for m in judge.model.modules() if isinstance(m, torch.nn.Dropout)]
+    assert dropouts and all(m.training for m in dropouts)
+    judge.eval()
+    judge.on_train_start()
+    assert all(m.training for m in dropouts)
+
+
+def test_two_logit_checkpoints_score_the_logit_difference(tiny_backbone):
+    judge = EncoderJudge(backbone=tiny_backbone, num_labels=2).eval()
+    batch = {"input_ids": torch.tensor([[101, 2000, 102]]), "attention_mask": torch.ones(1, 3, dtype=torch.long)}
+    raw = judge.model(**batch).logits
+    assert torch.allclose(judge(batch), raw[:, 1] - raw[:, 0])
+
+
+def test_mixture_counts_per_cell_and_refuses_too_many():
+    rows = toy_records(80)
+    mixed = apply_mixture(rows, {"t1": {"m1": 10, "m2": 5}, "t2": {"*": 7}}, seed=0)
+    cells = [(r["task"], r["candidate_model"]) for r in mixed]
+    assert cells.count(("t1", "m1")) == 10 and cells.count(("t1", "m2")) == 5
+    assert sum(t == "t2" for t, _ in cells) == 7
+    assert apply_mixture(rows, {"*": {"*": 20}}, seed=3) == apply_mixture(rows, {"*": {"*": 20}}, seed=3)
+    with pytest.raises(ValueError, match="asks 999 rows"):
+        apply_mixture(rows, {"t1": {"m1": 999}})
+    with pytest.raises(ValueError, match="overlap"):
+        apply_mixture(rows, {"*": {"*": 5}, "t1": {"*": 5}}, seed=1)
+
+
+def test_datamodule_buckets_eval_rows_by_length_and_pads_dynamically(tiny_backbone, tmp_path):
+    from bertjudge.data.datamodule import JudgeDataModule
+    from bertjudge.judges.base import Collator
+
+    data = tmp_path / "toy.jsonl"
+    write_records(data, toy_records(30))
+    dm = JudgeDataModule(train=[str(data)], val=[str(data)], eval_batch_size=8)
+    dm.setup("fit")
+    lengths = [len(r["candidate"]) + len(r["question"]) for r in dm.records["val"]]
+    assert lengths == sorted(lengths) and dm.task_names == ["t1", "t2"]
+    judge = EncoderJudge(backbone=tiny_backbone)
+    batch = Collator(judge.encoder, dm.task_names)(dm.records["val"][:8])
+    assert batch["input_ids"].shape[1] == batch["attention_mask"].sum(1).max()  # padded to the longest row
+    assert set(batch["task"].tolist()) <= {0, 1}
+
+
+def test_unlabelled_training_rows_are_refused(tmp_path):
+    from bertjudge.data.datamodule import JudgeDataModule
+
+    data = tmp_path / "u.jsonl"
+    write_records(data, [normalize({"candidate": "a", "reference": "a"})])
+    with pytest.raises(ValueError, match="have no label"):
+        JudgeDataModule(train=[str(data)]).setup("fit")
+
+
+@pytest.mark.slow
+def test_two_process_ddp_on_cpu(tiny_backbone, tmp_path):
+    """Two processes with the gloo backend, through the real command line (as a user runs it)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    cmd = [sys.executable, "-m", "bertjudge", "fit", "--config=configs/trainer/ddp.yaml",
+           "--config=configs/encoder/minilm-l6.yaml", "--trainer.accelerator=cpu", "--trainer.devices=2",
+           "--trainer.precision=32-true", "--trainer.logger=false", "--trainer.max_steps=3",
+           "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={tmp_path}",
+           f"--model.init_args.backbone={tiny_backbone}", "--data.batch_size=4", *SMALL_DATA]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "world_size=2" in done.stderr or "distributed_backend=gloo" in done.stderr
+    assert (tmp_path / "judge" / "judge.json").is_file()
