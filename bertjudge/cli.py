@@ -16,6 +16,8 @@ COMMANDS = {
     "corpus": ("bertjudge.data.corpus", "cli", "write the embedded corpus splits as JSONL"),
     "synth": ("bertjudge.data.synth", "cli", "bootstrap a labelled training set from (question, reference) rows"),
     "evaluate": ("bertjudge.evaluation", "cli", "compare judges against labels: report, leaderboards, plots"),
+    "zoo": ("bertjudge.zoo", "cli", "list, show, pull, publish and verify published judges"),
+    "bench": ("bertjudge.bench", "cli", "measure FLOPs, latency and memory of judges; the Pareto plot"),
 }
 
 USAGE = """usage: python -m bertjudge <command> [options]
