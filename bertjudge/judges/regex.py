@@ -110,16 +110,19 @@ class RegexJudge:
 
     def details(self, records: list[dict], progress: bool = False) -> list[dict]:
         """Per row: the extracted ``answer``, the ``unparsed`` flag, the ROUGE-L ``similarity``
-        (extraction and other rows, else None) and ``match`` (the verdict)."""
+        (extraction and other rows, else None), ``match`` (the verdict) and ``score`` (0. or 1.)."""
         if progress:
             from tqdm.auto import tqdm
 
             records = tqdm(records, desc="regex judge", unit="row")
-        return [self._row(rec) for rec in records]
+        rows = [self._row(rec) for rec in records]
+        for row in rows:
+            row["score"] = float(row["match"])
+        return rows
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record, 0. or 1. (``batch_size`` is accepted for the common interface)."""
-        return np.array([float(row["match"]) for row in self.details(records, progress)], dtype=float)
+        return np.array([row["score"] for row in self.details(records, progress)], dtype=float)
 
     def fit_threshold(self, records: list[dict]) -> float:
         """Choose the ROUGE-L threshold maximizing accuracy on labelled extraction/other rows; store it."""

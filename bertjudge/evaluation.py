@@ -1,0 +1,347 @@
+"""``python -m bertjudge evaluate``: compare judges against labels and write a report.
+
+``build_report(records, scores)`` is a pure function from labelled records and each judge's
+P(correct) to a JSON-ready dict; ``write_report`` turns it into ``report.json``, ``report.md`` and
+PNG plots; ``cli`` only loads data and judges around them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import kendalltau, rankdata
+
+from bertjudge import calibration
+from bertjudge.records import RecordError, read_records
+
+GROUPINGS = ("task", "category", "candidate_model")
+
+
+# ---------------------------------------------------------------- metrics
+def accuracy_interval(correct, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of 0/1 values (seeded). Resampling n rows with
+    replacement draws the number of ones from Binomial(n, mean), so that is sampled directly."""
+    correct = np.asarray(correct, dtype=float)
+    if len(correct) == 0:
+        return math.nan, math.nan
+    means = np.random.default_rng(seed).binomial(len(correct), correct.mean(), n_boot) / len(correct)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def cohen_kappa(a, b) -> float:
+    """Cohen's κ between two binary raters (NaN when chance agreement is 1)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    observed = np.mean(a == b)
+    chance = a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean())
+    return float((observed - chance) / (1 - chance)) if chance < 1 else math.nan
+
+
+def human_accuracy(accuracy: float, rho: float) -> float:
+    """Estimated accuracy against humans of a judge with accuracy A against labels that agree with
+    humans at rate ρ (binary labels, independent errors): (2ρ − 1)·A + 1 − ρ."""
+    return (2 * rho - 1) * accuracy + 1 - rho
+
+
+def borda(accuracy_by_task: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Borda count: in each task a model gets one point per model it beats there (half per tie)."""
+    points: dict[str, float] = defaultdict(float)
+    for accuracies in accuracy_by_task.values():
+        for model, acc in accuracies.items():
+            points[model] += sum(float(acc > other) + 0.5 * (acc == other)
+                                 for name, other in accuracies.items() if name != model)
+    return dict(points)
+
+
+def _ranks(values: dict[str, float]) -> dict[str, float]:
+    """1 = best; ties share the best rank."""
+    names = list(values)
+    ranks = rankdata([-values[n] for n in names], method="min")
+    return {n: float(r) for n, r in zip(names, ranks)}
+
+
+def _tau(x: list[float], y: list[float]) -> float:
+    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
+        return math.nan
+    return float(kendalltau(x, y).statistic)
+
+
+# ---------------------------------------------------------------- the report
+def _stats(correct: np.ndarray, labels: np.ndarray, verdicts: np.ndarray, n_boot: int, seed: int) -> dict:
+    low, high = accuracy_interval(correct, n_boot, seed)
+    return {"n": int(len(correct)), "accuracy": float(correct.mean()), "ci95": [low, high],
+            "kappa": cohen_kappa(labels, verdicts)}
+
+
+def _leaderboard(records, labels, verdicts, unparsed) -> dict:
+    models = np.array([r.get("candidate_model") or "unknown" for r in records])
+    tasks = np.array([r["task"] for r in records])
+    rows = {}
+    for model in map(str, sorted(set(models))):
+        mask = models == model
+        row = {"n": int(mask.sum()), "label_accuracy": float(labels[mask].mean()),
+               "judge_accuracy": float(verdicts[mask].mean())}
+        row["delta"] = row["judge_accuracy"] - row["label_accuracy"]
+        if unparsed is not None:  # Δ = (Σ_unparsed (verdict − label) + Σ_parsed (verdict − label)) / n
+            diff = verdicts[mask] - labels[mask]
+            row["delta_parse_failures"] = float(diff[unparsed[mask]].sum() / mask.sum())
+            row["delta_post_parse"] = float(diff[~unparsed[mask]].sum() / mask.sum())
+        rows[model] = row
+    label_ranks = _ranks({m: r["label_accuracy"] for m, r in rows.items()})
+    judge_ranks = _ranks({m: r["judge_accuracy"] for m, r in rows.items()})
+    for model, row in rows.items():
+        row.update(label_rank=label_ranks[model], judge_rank=judge_ranks[model],
+                   delta_rank=judge_ranks[model] - label_ranks[model])
+
+    def per_task(values):
+        return {str(task): {str(m): float(values[(tasks == task) & (models == m)].mean())
+                       for m in sorted(set(models[tasks == task]))} for task in sorted(set(tasks))}
+
+    label_borda, judge_borda = borda(per_task(labels)), borda(per_task(verdicts))
+    names = list(rows)
+    return {
+        "models": rows,
+        "kendall_tau": _tau([rows[m]["label_accuracy"] for m in names], [rows[m]["judge_accuracy"] for m in names]),
+        "borda": {m: {"label_points": label_borda[m], "judge_points": judge_borda[m]} for m in names},
+        "borda_kendall_tau": _tau([label_borda[m] for m in names], [judge_borda[m] for m in names]),
+    }
+
+
+def build_report(records: list[dict], scores: dict[str, np.ndarray], details: dict[str, list[dict]] | None = None,
+                 thresholds: dict[str, float] | None = None, rho: float | None = None,
+                 n_boot: int = 1000, seed: int = 0, n_bins: int = 15) -> dict:
+    """The evaluation of each judge's ``scores`` (P(correct) per record) against the records' labels.
+
+    ``details[judge]`` (optional, e.g. from ``RegexJudge.details``) gives per-row ``unparsed`` flags;
+    ``thresholds[judge]`` the verdict threshold (default 0.5); ``rho`` the label–human agreement rate.
+    """
+    if any(r.get("label") is None for r in records):
+        raise ValueError("build_report needs a label on every record")
+    labels = np.array([r["label"] for r in records], dtype=float)
+    groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS}
+    attacks = np.array([str((r.get("meta") or {}).get("attack") or "") for r in records])
+    report = {"n": len(records), "label_positive_rate": float(labels.mean()), "rho": rho,
+              "n_bootstrap": n_boot, "seed": seed, "judges": {}}
+    for name, score in scores.items():
+        score = np.asarray(score, dtype=float)
+        if score.shape != labels.shape:
+            raise ValueError(f"judge {name!r}: {score.shape[0]} scores for {len(records)} records")
+        threshold = (thresholds or {}).get(name, 0.5)
+        verdicts = (score >= threshold).astype(float)
+        correct = (verdicts == labels).astype(float)
+        rows = (details or {}).get(name)
+        unparsed = np.array([bool(row["unparsed"]) for row in rows]) if rows else None
+        result = {"threshold": threshold, "overall": _stats(correct, labels, verdicts, n_boot, seed)}
+        if unparsed is not None:
+            result["overall"]["unparsed_rate"] = float(unparsed.mean())
+        if rho is not None:
+            result["overall"]["human_accuracy_estimate"] = human_accuracy(result["overall"]["accuracy"], rho)
+        for grouping, values in groups.items():
+            result[f"by_{grouping}"] = {
+                str(g): _stats(correct[values == g], labels[values == g], verdicts[values == g], n_boot, seed)
+                for g in sorted(set(values))}
+        result["leaderboard"] = _leaderboard(records, labels, verdicts, unparsed)
+        if not np.isin(score, (0.0, 1.0)).all():  # probabilistic judge
+            grid = np.linspace(0, 1, 101)
+            best, best_acc = calibration.best_threshold(score, labels)
+            result["calibration"] = {
+                "ece": calibration.expected_calibration_error(score, labels, n_bins),
+                "reliability": calibration.reliability(score, labels, n_bins),
+                "threshold_curve": {"threshold": grid.tolist(),
+                                    "accuracy": calibration.accuracy_at_thresholds(score, labels, grid).tolist()},
+                "oracle_threshold": best, "oracle_accuracy": best_acc,
+            }
+        if attacks.any():
+            result["attacks"] = {str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
+                                 for kind in sorted(set(attacks) - {""})}
+        report["judges"][name] = result
+    return report
+
+
+# ---------------------------------------------------------------- writing
+def _json_ready(obj):
+    if isinstance(obj, dict):
+        return {str(k): _json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_ready(v) for v in obj]
+    if isinstance(obj, (float, np.floating)):
+        return None if math.isnan(obj) else float(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def _f(value, digits: int = 3) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
+
+
+def _acc(stats: dict | None) -> str:
+    if not stats:
+        return "–"
+    return f"{_f(stats['accuracy'])} [{_f(stats['ci95'][0])}, {_f(stats['ci95'][1])}]"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
+            *("| " + " | ".join(map(str, row)) + " |" for row in rows), ""]
+
+
+def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
+    """The report as Markdown tables (accuracies with bootstrap 95% intervals)."""
+    judges = report["judges"]
+    names = list(judges)
+    lines = ["# Judge evaluation", "",
+             f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
+             f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
+             f"({report['n_bootstrap']} resamples); κ = Cohen's kappa against the labels.", ""]
+    header = ["judge", "threshold", "accuracy [95% CI]", "κ", "unparsed", "ECE"]
+    if report["rho"] is not None:
+        header.append(f"est. accuracy vs humans (ρ={report['rho']})")
+    rows = []
+    for name, res in judges.items():
+        overall = res["overall"]
+        row = [name, _f(res["threshold"]), _acc(overall), _f(overall["kappa"]), _f(overall.get("unparsed_rate")),
+               _f(res.get("calibration", {}).get("ece"))]
+        if report["rho"] is not None:
+            row.append(_f(overall["human_accuracy_estimate"]))
+        rows.append(row)
+    lines += ["## Overall", "", *_table(header, rows)]
+    for grouping in GROUPINGS:
+        keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]})
+        rows = [[k, str(judges[names[0]][f"by_{grouping}"][k]["n"])] +
+                [_acc(judges[n][f"by_{grouping}"].get(k)) for n in names] for k in keys]
+        lines += [f"## Accuracy by {grouping.replace('_', ' ')}", "", *_table([grouping, "n", *names], rows)]
+    lines += ["## Leaderboards", "",
+              "Accuracy of each candidate model as the labels measure it and as the judge measures it "
+              "(fraction of its answers judged correct); rank 1 = best. For judges that report parse failures, "
+              "Δ splits into rows the judge could not parse and rows it parsed but misjudged.", ""]
+    for name, res in judges.items():
+        board = res["leaderboard"]
+        split = any("delta_parse_failures" in row for row in board["models"].values())
+        header = ["model", "n", "label acc", "judge acc", "Δacc", *(["Δ parse fail", "Δ post-parse"] if split else []),
+                  "label rank", "judge rank", "Δrank", "Borda (labels)", "Borda (judge)"]
+        rows = [[m, row["n"], _f(row["label_accuracy"]), _f(row["judge_accuracy"]), _f(row["delta"]),
+                 *([_f(row["delta_parse_failures"]), _f(row["delta_post_parse"])] if split else []),
+                 int(row["label_rank"]), int(row["judge_rank"]), f"{row['delta_rank']:+.0f}",
+                 _f(board["borda"][m]["label_points"], 1), _f(board["borda"][m]["judge_points"], 1)]
+                for m, row in sorted(board["models"].items(), key=lambda item: item[1]["label_rank"])]
+        lines += [f"### {name}", "", f"Kendall τ (model accuracies): {_f(board['kendall_tau'])}; "
+                  f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}", "", *_table(header, rows)]
+    probabilistic = [n for n in names if "calibration" in judges[n]]
+    if probabilistic:
+        rows = [[n, _f(judges[n]["calibration"]["ece"]), _f(judges[n]["threshold"]),
+                 _acc(judges[n]["overall"]), _f(judges[n]["calibration"]["oracle_threshold"]),
+                 _f(judges[n]["calibration"]["oracle_accuracy"])] for n in probabilistic]
+        lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound).", "",
+                  *_table(["judge", "ECE (15 bins)", "threshold", "accuracy", "oracle threshold", "oracle accuracy"], rows)]
+    attack_kinds = sorted({k for res in judges.values() for k in res.get("attacks", {})})
+    if attack_kinds:
+        rows = [[k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]
+                for k in attack_kinds]
+        lines += ["## Adversarial suites", "", "Pass rate = fraction of attacked rows judged as labelled.", "",
+                  *_table(["attack", "n", *names], rows)]
+    if plots:
+        lines += ["## Plots", "", *(f"![{title}]({file})" for title, file in plots.items()), ""]
+    return "\n".join(lines)
+
+
+def _plot_leaderboards(report: dict, path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4.5, 4), dpi=120)
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1)
+    for name, res in report["judges"].items():
+        models = res["leaderboard"]["models"].values()
+        ax.scatter([m["label_accuracy"] for m in models], [m["judge_accuracy"] for m in models], s=14, label=name)
+    ax.set(xlabel="model accuracy (labels)", ylabel="model accuracy (judge)", xlim=(0, 1), ylim=(0, 1),
+           title="Candidate-model leaderboards")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def write_report(report: dict, out: str | Path) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` and the PNG plots into ``out``; return the paths."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = {"leaderboards": _plot_leaderboards(report, out / "leaderboards.png")}
+    probabilistic = {n: res["calibration"] for n, res in report["judges"].items() if "calibration" in res}
+    if probabilistic:
+        plots["reliability"] = calibration.plot_reliability(
+            {n: c["reliability"] for n, c in probabilistic.items()}, out / "reliability.png")
+        plots["accuracy vs threshold"] = calibration.plot_threshold_curves(
+            {n: (c["threshold_curve"]["threshold"], c["threshold_curve"]["accuracy"]) for n, c in probabilistic.items()},
+            out / "threshold.png")
+    (out / "report.json").write_text(json.dumps(_json_ready(report), indent=2, ensure_ascii=False) + "\n")
+    (out / "report.md").write_text(render_markdown(report, {k: p.name for k, p in plots.items()}), encoding="utf-8")
+    return {"report.json": out / "report.json", "report.md": out / "report.md", **plots}
+
+
+# ---------------------------------------------------------------- command line
+def load_labelled(paths: list[str]) -> list[dict]:
+    """Read data files; refuse, naming the file, any with unlabelled records."""
+    records = []
+    for path in paths:
+        recs = read_records(path)
+        missing = [r for r in recs if r["label"] is None]
+        if missing:
+            raise RecordError(f"{path}: {len(missing)} of {len(recs)} records have no label (first id "
+                              f"{missing[0]['id']!r}); evaluate compares judges against labels — "
+                              "score unlabelled data with `python -m bertjudge judge` instead")
+        records += recs
+    return records
+
+
+def _judge_key(spec: str, taken: set[str]) -> str:
+    key = Path(spec).name or spec
+    return spec if key in taken else key
+
+
+def cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bertjudge evaluate",
+        description="Compare judges against labels: accuracy per task, category and candidate model with "
+                    "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.")
+    parser.add_argument("--data", nargs="+", required=True, help="labelled .jsonl/.parquet files")
+    parser.add_argument("--judges", nargs="+", required=True, help="'regex' and/or exported judge folders")
+    parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")
+    parser.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.rho is not None and not 0.0 <= args.rho <= 1.0:
+        parser.error("--rho must be in [0, 1]")
+    try:
+        from bertjudge.api import Judge
+
+        records = load_labelled(args.data)
+        scores, details, thresholds = {}, {}, {}
+        for spec in args.judges:
+            judge = Judge.load(spec)
+            key = _judge_key(spec, set(scores))
+            print(f"scoring {len(records)} records with {key}", file=sys.stderr)
+            if hasattr(judge, "details"):
+                details[key] = judge.details(records, progress=True)
+                scores[key] = np.array([row["score"] for row in details[key]], dtype=float)
+            else:
+                scores[key] = judge.score_records(records, batch_size=args.batch_size, progress=True)
+            thresholds[key] = float(judge.threshold)
+        report = build_report(records, scores, details, thresholds, args.rho, args.bootstrap, args.seed)
+        paths = write_report(report, args.out)
+    except (RecordError, FileNotFoundError, ValueError) as err:
+        print(f"bertjudge evaluate: error: {err}", file=sys.stderr)
+        return 1
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0

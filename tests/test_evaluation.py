@@ -1,0 +1,179 @@
+import itertools
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import kendalltau
+from sklearn.metrics import accuracy_score, cohen_kappa_score
+
+from bertjudge.evaluation import (
+    accuracy_interval,
+    borda,
+    build_report,
+    cli,
+    cohen_kappa,
+    human_accuracy,
+    load_labelled,
+    write_report,
+)
+from bertjudge.judges.regex import RegexJudge
+from bertjudge.records import RecordError, normalize, write_records
+
+
+def labelled_set():
+    """Three candidate models on two tasks; regex misses correct answers without a marker and
+    accepts a right final answer that the label rejects (e.g. for flawed reasoning)."""
+    rows = []
+    answers = {  # model -> (math candidates, mc candidates); the label says which are right
+        "strong": ([("Final answer: 4", 1), ("Final answer: 6", 1), ("The result is nine.", 1), ("Final answer: 12", 0)],
+                   [("Final answer: B", 1), ("Final answer: (A)", 1), ("The answer is C", 1)]),
+        "mid": ([("Final answer: 4", 1), ("It must be 6 apples", 1), ("Final answer: 7", 0), ("Final answer: 2", 0)],
+                [("Final answer: B", 1), ("Final answer: C", 0), ("I am not sure", 0)]),
+        "weak": ([("Final answer: 5", 0), ("Final answer: 6", 1), ("Final answer: 8", 0), ("no idea", 0)],
+                 [("Final answer: A", 0), ("Final answer: B", 0), ("Final answer: C", 1)]),
+    }
+    math_refs, mc_refs = ["4", "6", "9", "12"], ["B", "A", "C"]
+    for model, (math, mc) in answers.items():
+        for i, (cand, label) in enumerate(math):
+            rows.append({"task": "gsm", "category": "open_math", "candidate": cand, "reference": math_refs[i],
+                         "label": label, "candidate_model": model, "question": f"q{i}"})
+        for i, (cand, label) in enumerate(mc):
+            rows.append({"task": "mmlu", "category": "multiple_choice", "candidate": cand, "reference": mc_refs[i],
+                         "label": label, "candidate_model": model, "question": f"mc{i}\nA. x\nB. y\nC. z"})
+    rows.append({"task": "mmlu", "category": "multiple_choice", "reference": "A", "label": 0,
+                 "candidate": "I am hesitating between A and B.\nFinal answer: A", "candidate_model": "weak",
+                 "question": "adv", "meta": {"attack": "hedging"}})
+    return [normalize(r, f"row {i}") for i, r in enumerate(rows)]
+
+
+@pytest.fixture(scope="module")
+def regex_run():
+    records = labelled_set()
+    judge = RegexJudge()
+    details = judge.details(records)
+    return records, np.array([d["score"] for d in details]), details
+
+
+def test_kappa_matches_sklearn():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        a = rng.integers(0, 2, 200)
+        b = np.where(rng.random(200) < 0.7, a, 1 - a)
+        assert cohen_kappa(a, b) == pytest.approx(cohen_kappa_score(a, b))
+    assert np.isnan(cohen_kappa([1, 1, 1], [1, 1, 1]))
+
+
+def test_bootstrap_interval_matches_explicit_resampling():
+    rng = np.random.default_rng(1)
+    correct = (rng.random(300) < 0.7).astype(float)
+    low, high = accuracy_interval(correct, n_boot=4000, seed=3)
+    resampled = correct[rng.integers(0, len(correct), (4000, len(correct)))].mean(axis=1)
+    ref_low, ref_high = np.quantile(resampled, [0.025, 0.975])
+    assert low == pytest.approx(ref_low, abs=0.01) and high == pytest.approx(ref_high, abs=0.01)
+    assert low < correct.mean() < high
+    assert accuracy_interval(correct, seed=5) == accuracy_interval(correct, seed=5)
+
+
+def test_human_accuracy_formula_matches_simulation():
+    rng = np.random.default_rng(2)
+    n, rho, a = 400_000, 0.9, 0.8
+    humans = rng.integers(0, 2, n)
+    labels = np.where(rng.random(n) < rho, humans, 1 - humans)
+    verdicts = np.where(rng.random(n) < a, labels, 1 - labels)
+    assert np.mean(verdicts == humans) == pytest.approx(human_accuracy(a, rho), abs=0.005)
+    assert human_accuracy(0.8, 1.0) == pytest.approx(0.8) and human_accuracy(0.8, 0.5) == pytest.approx(0.5)
+
+
+def test_borda_hand_example():
+    by_task = {"t1": {"a": 0.9, "b": 0.5, "c": 0.1},
+               "t2": {"a": 0.2, "b": 0.6, "c": 0.6},
+               "t3": {"a": 0.7, "b": 0.3}}  # c did not run t3
+    assert borda(by_task) == {"a": 2 + 0 + 1, "b": 1 + 1.5 + 0, "c": 0 + 1.5}
+
+
+def test_report_metrics_against_reference_implementations(regex_run):
+    records, scores, details = regex_run
+    labels = np.array([r["label"] for r in records])
+    report = build_report(records, {"regex": scores}, {"regex": details}, n_boot=200)
+    res = report["judges"]["regex"]
+    assert res["overall"]["accuracy"] == pytest.approx(accuracy_score(labels, scores >= 0.5))
+    assert res["overall"]["kappa"] == pytest.approx(cohen_kappa_score(labels, (scores >= 0.5).astype(int)))
+    assert res["overall"]["unparsed_rate"] == pytest.approx(np.mean([d["unparsed"] for d in details]))
+    tasks = np.array([r["task"] for r in records])
+    for task in ("gsm", "mmlu"):
+        assert res["by_task"][task]["accuracy"] == pytest.approx(
+            accuracy_score(labels[tasks == task], scores[tasks == task] >= 0.5))
+        assert res["by_task"][task]["n"] == int((tasks == task).sum())
+    assert set(res["by_category"]) == {"open_math", "multiple_choice"}
+    assert res["attacks"] == {"hedging": {"n": 1, "pass_rate": 0.0}}  # regex accepts a hedged answer
+    assert "calibration" not in res  # 0/1 scores
+
+
+def test_leaderboard(regex_run):
+    records, scores, details = regex_run
+    board = build_report(records, {"regex": scores}, {"regex": details}, n_boot=50)["judges"]["regex"]["leaderboard"]
+    models = board["models"]
+    names = sorted(models)
+    for row in models.values():  # Δ splits exactly into parse failures and post-parse mismatches
+        assert row["delta"] == pytest.approx(row["delta_parse_failures"] + row["delta_post_parse"])
+    assert models["strong"]["delta_parse_failures"] < 0  # correct answers without a marker are missed
+    assert models["strong"]["label_rank"] == 1 and models["weak"]["label_rank"] == 3
+    assert all(row["delta_rank"] == row["judge_rank"] - row["label_rank"] for row in models.values())
+    ref = kendalltau([models[m]["label_accuracy"] for m in names], [models[m]["judge_accuracy"] for m in names])
+    assert board["kendall_tau"] == pytest.approx(ref.statistic)
+    # tau-b by hand when there are no ties: (concordant − discordant) / pairs
+    x, y = [models[m]["label_accuracy"] for m in names], [models[m]["judge_accuracy"] for m in names]
+    if len(set(x)) == len(x) and len(set(y)) == len(y):
+        signs = [np.sign((x[i] - x[j]) * (y[i] - y[j])) for i, j in itertools.combinations(range(len(x)), 2)]
+        assert board["kendall_tau"] == pytest.approx(sum(signs) / len(signs))
+    assert board["borda"]["strong"]["label_points"] == 4.0  # first on both tasks, two models beaten each
+
+
+def test_probabilistic_judge_gets_calibration(regex_run):
+    records, scores, details = regex_run
+    labels = np.array([r["label"] for r in records], dtype=float)
+    probs = np.clip(0.15 + 0.7 * labels + np.linspace(-0.1, 0.1, len(labels)), 0, 1)
+    report = build_report(records, {"regex": scores, "enc": probs}, {"regex": details}, {"enc": 0.5}, rho=0.9, n_boot=50)
+    enc = report["judges"]["enc"]
+    assert enc["overall"]["accuracy"] == 1.0
+    assert enc["overall"]["human_accuracy_estimate"] == pytest.approx(0.9)
+    assert "unparsed_rate" not in enc["overall"] and "delta_parse_failures" not in enc["leaderboard"]["models"]["mid"]
+    from bertjudge.calibration import expected_calibration_error
+
+    assert enc["calibration"]["ece"] == pytest.approx(expected_calibration_error(probs, labels))
+    assert enc["calibration"]["oracle_accuracy"] == 1.0
+
+
+def test_write_report_files(regex_run, tmp_path):
+    records, scores, details = regex_run
+    labels = np.array([r["label"] for r in records], dtype=float)
+    probs = np.where(labels == 1, 0.8, 0.3)
+    report = build_report(records, {"regex": scores, "enc": probs}, {"regex": details}, rho=0.95, n_boot=50)
+    paths = write_report(report, tmp_path / "out")
+    for name in ("report.md", "report.json", "leaderboards.png", "reliability.png", "threshold.png"):
+        assert (tmp_path / "out" / name).stat().st_size > 100
+    data = json.loads((tmp_path / "out" / "report.json").read_text())  # strict JSON, no NaN
+    assert data["judges"]["regex"]["overall"]["accuracy"] == pytest.approx(report["judges"]["regex"]["overall"]["accuracy"])
+    markdown = paths["report.md"].read_text()
+    for section in ("## Overall", "## Accuracy by task", "## Accuracy by candidate model", "### regex",
+                    "Δ parse fail", "## Calibration", "## Adversarial suites", "hedging", "ρ=0.95",
+                    "![reliability](reliability.png)"):
+        assert section in markdown
+
+
+def test_unlabelled_file_is_refused_by_name(tmp_path):
+    path = write_records(tmp_path / "half.jsonl", [{"candidate": "x", "reference": "y", "label": 1},
+                                                  {"candidate": "z", "reference": "y"}])
+    with pytest.raises(RecordError, match="half.jsonl: 1 of 2 records have no label"):
+        load_labelled([str(path)])
+    with pytest.raises(ValueError, match="label"):
+        build_report([normalize({"candidate": "x", "reference": "y"})], {"j": np.array([1.0])})
+
+
+def test_cli_with_regex(regex_run, tmp_path, capsys):
+    records, _, _ = regex_run
+    data = write_records(tmp_path / "data.jsonl", records)
+    assert cli(["--data", str(data), "--judges", "regex", "--out", str(tmp_path / "rep"), "--bootstrap", "50"]) == 0
+    assert (tmp_path / "rep" / "report.md").exists()
+    assert cli(["--data", str(tmp_path / "missing.jsonl"), "--judges", "regex", "--out", str(tmp_path / "x")]) == 1
+    assert "missing.jsonl" in capsys.readouterr().err
