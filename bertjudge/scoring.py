@@ -13,6 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from lightning.pytorch.callbacks import BasePredictionWriter
+
 from bertjudge.records import RecordError, input_hash, read_with_raw, write_records
 
 
@@ -97,3 +99,34 @@ def cli(argv: list[str]) -> int:
         return 1
     print(f"wrote {out}")
     return 0
+
+
+
+class ScoreFileWriter(BasePredictionWriter):
+    """``predict`` callback: writes the predict split as a score file (as the ``judge`` command does).
+
+    Args:
+        output: the score file (.jsonl or .parquet), written atomically by rank 0.
+    """
+
+    def __init__(self, output: str):
+        super().__init__(write_interval="epoch")
+        self.output = output
+
+    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
+        import torch.distributed as dist
+
+        scores = {i: float(s) for batch in predictions for i, s in zip(batch["ids"], batch["scores"])}
+        if trainer.world_size > 1:
+            gathered = [None] * trainer.world_size
+            dist.all_gather_object(gathered, scores)
+            scores = {k: v for part in gathered for k, v in part.items()}
+        if not trainer.is_global_zero:
+            return
+        rows = []
+        for rec in trainer.datamodule.records["predict"]:
+            score = scores[rec["id"]]
+            rows.append({**rec, "score": score, "verdict": score >= pl_module.threshold,
+                         "judge": pl_module.name, "input_hash": input_hash(rec)})
+        write_records(self.output, rows)
+        print(f"wrote {len(rows)} scores to {self.output}")

@@ -102,3 +102,20 @@ def test_command_line_writes_parquet_and_reports_errors(judge, tmp_path, capsys)
     assert len(rows) == 3 and np.all([0 <= r["score"] <= 1 for r in rows])
     assert cli(["--judge", str(tmp_path / "nope"), "--input", str(src), "--output", str(tmp_path / "x.jsonl")]) == 1
     assert "not a judge folder" in capsys.readouterr().err
+
+
+def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
+    from bertjudge.training import run_lightning_cli
+
+    src = write_input(tmp_path / "in.jsonl", n=7)
+    out = tmp_path / "pred.jsonl"
+    cli = run_lightning_cli([
+        "predict", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
+        f"--data.predict=[{src}]", "--data.eval_batch_size=3", "--trainer.logger=false",
+        f"--trainer.default_root_dir={tmp_path}", "--trainer.callbacks+=bertjudge.scoring.ScoreFileWriter",
+        f"--trainer.callbacks.output={out}",
+    ])
+    rows = read_records(out)
+    expected = cli.model.score_records(cli.datamodule.records["predict"])
+    assert [r["id"] for r in rows] == [r["id"] for r in cli.datamodule.records["predict"]]
+    np.testing.assert_allclose([r["score"] for r in rows], expected, rtol=1e-5)
