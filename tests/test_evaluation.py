@@ -177,3 +177,17 @@ def test_cli_with_regex(regex_run, tmp_path, capsys):
     assert (tmp_path / "rep" / "report.md").exists()
     assert cli(["--data", str(tmp_path / "missing.jsonl"), "--judges", "regex", "--out", str(tmp_path / "x")]) == 1
     assert "missing.jsonl" in capsys.readouterr().err
+
+
+def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path):
+    from bertjudge.judges.encoder import EncoderJudge
+
+    records, _, _ = regex_run
+    EncoderJudge(backbone=tiny_backbone).export(tmp_path / "tiny")
+    data = write_records(tmp_path / "data.jsonl", records)
+    out = tmp_path / "rep"
+    assert cli(["--data", str(data), "--judges", "regex", str(tmp_path / "tiny"), "--out", str(out),
+                "--bootstrap", "50", "--rho", "0.9"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert set(report["judges"]) == {"regex", "tiny"}
+    assert "calibration" in report["judges"]["tiny"] and (out / "reliability.png").exists()
