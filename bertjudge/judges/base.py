@@ -133,7 +133,8 @@ class JudgeModule(L.LightningModule):
         for key, value in values.items():
             if key == "n" or key.startswith("n/"):
                 continue
-            self.log(f"{split}/{key}", value, prog_bar=key in ("acc", "auroc"), rank_zero_only=True)
+            # the values are already gathered over processes; sync_dist only keeps every rank's log alike
+            self.log(f"{split}/{key}", value, prog_bar=key in ("acc", "auroc"), sync_dist=True)
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         self._eval_step(batch, "val")
