@@ -156,6 +156,7 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
                 "threshold_curve": {"threshold": grid.tolist(),
                                     "accuracy": calibration.accuracy_at_thresholds(score, labels, grid).tolist()},
                 "oracle_threshold": best, "oracle_accuracy": best_acc,
+                "oracle_threshold_by_category": calibration.best_thresholds_by(score, labels, groups["category"]),
             }
         if attacks.any():
             result["attacks"] = {str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
@@ -237,9 +238,12 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
     if probabilistic:
         rows = [[n, _f(judges[n]["calibration"]["ece"]), _f(judges[n]["threshold"]),
                  _acc(judges[n]["overall"]), _f(judges[n]["calibration"]["oracle_threshold"]),
-                 _f(judges[n]["calibration"]["oracle_accuracy"])] for n in probabilistic]
+                 _f(judges[n]["calibration"]["oracle_accuracy"]),
+                 ", ".join(f"{c} {_f(t)}" for c, t in judges[n]["calibration"]["oracle_threshold_by_category"].items())]
+                for n in probabilistic]
         lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound).", "",
-                  *_table(["judge", "ECE (15 bins)", "threshold", "accuracy", "oracle threshold", "oracle accuracy"], rows)]
+                  *_table(["judge", "ECE (15 bins)", "threshold", "accuracy", "oracle threshold", "oracle accuracy",
+                            "oracle threshold by category"], rows)]
     attack_kinds = sorted({k for res in judges.values() for k in res.get("attacks", {})})
     if attack_kinds:
         rows = [[k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]

@@ -89,8 +89,8 @@ def final_answer(text: str) -> str | None:
     if not isinstance(text, str) or not text.strip():
         return None
     answer = _last_answer_after(_FINAL, text, _SENTENCE_END)
-    if answer:
-        return answer
+    if answer:  # "Final answer: the correct answer is (C)" → "(C)"
+        return _last_answer_after(_ANSWER_IS, answer, _SENTENCE_END) or answer
     answer = boxed(text)
     if answer:
         return answer

@@ -142,6 +142,7 @@ def test_probabilistic_judge_gets_calibration(regex_run):
 
     assert enc["calibration"]["ece"] == pytest.approx(expected_calibration_error(probs, labels))
     assert enc["calibration"]["oracle_accuracy"] == 1.0
+    assert set(enc["calibration"]["oracle_threshold_by_category"]) == {"open_math", "multiple_choice"}
 
 
 def test_write_report_files(regex_run, tmp_path):

@@ -16,6 +16,7 @@ FINAL_ANSWER_CASES = [
     ("Step 1: ... Final answer: 3\nWait, I made a mistake.\nFinal answer: 7", "7"),
     ("Final answer:\n\n  **12**\n", "12"),
     ("Final answer: (B) Paris", "(B) Paris"),
+    ("**Final Answer:** The correct answer is (C).", "(C)"),
     ("Final answer: $\\boxed{\\frac{1}{2}}$.", "\\frac{1}{2}"),
     ("the answer is 3, wait. Final answer: 7", "7"),
     # boxed, nested braces, last one wins

@@ -100,3 +100,12 @@ def test_helpers():
     assert question_options(MC_QUESTION) == {"A": "London", "B": "Paris", "C": "Rome", "D": "Berlin"}
     assert question_options(None) == {}
     assert rouge_l("Hello, world!", "hello world") == 1.0 and rouge_l("", "x") == 0.0
+
+
+def test_saved_judge_loads_through_the_api(tmp_path):
+    from bertjudge.api import Judge
+
+    RegexJudge(threshold=0.42).save(tmp_path / "regex")
+    judge = Judge.load(str(tmp_path / "regex"))
+    assert isinstance(judge, RegexJudge) and judge.threshold == 0.42
+    assert isinstance(Judge.load("regex"), RegexJudge)
