@@ -11,6 +11,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 from lightning.pytorch.cli import LightningCLI
 
 from bertjudge.data.datamodule import JudgeDataModule
@@ -23,31 +24,55 @@ class JudgeCLI(LightningCLI):
                             help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)")
         parser.add_argument("--test_after_fit", type=bool, default=True,
                             help="after fit, report the best checkpoint's metrics on data.test")
+        parser.add_argument("--calibrate", type=bool, default=True,
+                            help="after fit, fit the judge's temperature on data.val (saved in judge.json)")
 
     def after_fit(self) -> None:
+        """Best checkpoint -> temperature on val -> test metrics -> export (rank 0)."""
         trainer, model, data = self.trainer, self.model, self.datamodule
         if trainer.fast_dev_run:
             return
         config = self.config[self.subcommand]
         best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+        if best:
+            model.load_state_dict(_load_state_dict(best))
+        calibration = calibrate(model, data.records.get("val", [])) if config.calibrate else {}
         metrics = {}
         if config.test_after_fit and data.sources["test"]:
-            results = trainer.test(model, datamodule=data, ckpt_path=best or None, weights_only=False)
+            results = trainer.test(model, datamodule=data)
             metrics = {k: float(v) for k, v in results[0].items()} if results else {}
-        elif best:
-            model.load_state_dict(_load_state_dict(best))
         if not trainer.is_global_zero:
             return
         model.provenance.update(
             name=Path(trainer.default_root_dir).name, train_data=data.sources["train"],
             mixture=data.mixture, best_checkpoint=best, recipe=_recipe(model, data, trainer),
+            calibration=calibration,
         )
-        folder = Path(config.export_dir or Path(trainer.default_root_dir) / "judge")
         overall = {k: v for k, v in metrics.items() if k.count("/") == 1}  # test/acc, not per task
+        folder = Path(config.export_dir or Path(trainer.default_root_dir) / "judge")
         model.export(folder, metrics=overall)
         print(f"exported the judge to {folder}")
+        if calibration:
+            print(f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} val rows: "
+                  f"ECE {calibration['ece_before']:.4f} -> {calibration['ece_after']:.4f}")
         if overall:
             print(json.dumps({k: round(v, 4) for k, v in overall.items()}, indent=2))
+
+
+def calibrate(model: JudgeModule, records: list[dict]) -> dict:
+    """Fit the judge's temperature on labelled records (LBFGS on NLL) and set it on the judge."""
+    from bertjudge.calibration import expected_calibration_error, fit_temperature
+
+    labelled = [r for r in records if r["label"] is not None]
+    if len({r["label"] for r in labelled}) < 2:
+        return {}
+    labels = np.array([r["label"] for r in labelled])
+    logits = model.logits_records(labelled)
+    temperature = fit_temperature(logits, labels)
+    before = expected_calibration_error(1 / (1 + np.exp(-logits)), labels)
+    after = expected_calibration_error(1 / (1 + np.exp(-logits / temperature)), labels)
+    model.temperature = temperature
+    return {"temperature": temperature, "rows": len(labelled), "ece_before": before, "ece_after": after}
 
 
 def _load_state_dict(path: str) -> dict:

@@ -78,6 +78,8 @@ def test_fit_exports_a_judge_that_scores_like_the_trained_module(tiny_backbone, 
     folder = tmp_path / "run" / "judge"
     config = json.loads((folder / "judge.json").read_text())
     assert config["format"]["order"] == "QCAR" and 0 <= config["metrics"]["test/acc"] <= 1
+    calibration = config["provenance"]["calibration"]
+    assert calibration["rows"] == 40 and config["temperature"] == calibration["temperature"] != 1.0
     assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()
 
     rows = toy_records(12, seed=1)
