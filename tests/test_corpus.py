@@ -1,0 +1,369 @@
+"""The embedded corpus: determinism, schema, balance, split disjointness, and label sanity."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections import Counter
+from fractions import Fraction
+
+import pytest
+
+from bertjudge import records
+from bertjudge.data import corpus
+
+WORD_VALUES = {corpus.words(n): n for n in range(1000)}
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return {"train": corpus.generate("train", 3000, seed=3), "val": corpus.generate("val", 900, seed=3),
+            "test": corpus.generate("test", 900, seed=3), "adversarial": corpus.generate("adversarial", 560, seed=3)}
+
+
+@pytest.fixture(scope="module")
+def items():
+    """Items of every category drawn as the test split draws them (held-out families included)."""
+    ctx, seen = corpus._Ctx("test", 11), set()
+    return {cat: [corpus._new_item(ctx, cat, "test", seen) for _ in range(300)] for cat in corpus.CATEGORY_ORDER}
+
+
+def value_of(text: str) -> tuple[Fraction, str]:
+    """(value, unit) of a plain answer: '$1,250.50', '3/4', '\\frac{3}{4}', '4 1/2', 'forty-two', '45%' ..."""
+    t = text.strip().rstrip(".").replace("$", "").replace(",", "")
+    if t.endswith("%"):
+        value, unit = value_of(t[:-1])
+        return value / 100, unit
+    m = re.fullmatch(r"(-?)\\frac\{(\d+)\}\{(\d+)\}", t)
+    if m:
+        return Fraction(int(m[2]), int(m[3])) * (-1 if m[1] else 1), ""
+    m = re.fullmatch(r"(\d+) (\d+)/(\d+)", t)
+    if m:
+        return int(m[1]) + Fraction(int(m[2]), int(m[3])), ""
+    m = re.fullmatch(r"(-?[\d./]+)(?: (.+))?", t)
+    if m:
+        return Fraction(m[1]), m[2] or ""
+    if t.startswith("minus "):
+        value, unit = value_of(t[6:])
+        return -value, unit
+    m = re.fullmatch(r"(.+?)(?: (dollars|hectares))?", t)
+    return Fraction(WORD_VALUES[m[1]]), m[2] or ""
+
+
+def check_steps(item: corpus.Item) -> None:
+    """Every 'expression = number' in the item's reasoning (answer filled in) is arithmetically right."""
+    allowed = set("0123456789 $.,/×÷*+−-()²")
+    for line in item.steps:
+        line = line.replace(corpus.ANS, corpus.fmt(item.value))
+        for m in re.finditer(r"=\s*\$?(-?\d+(?:\.\d+)?(?:/\d+)?)", line):
+            start = m.start()
+            while start > 0 and line[start - 1] in allowed:
+                start -= 1
+            lhs = line[start:m.start()].strip()
+            if not re.search(r"\d", lhs) or line[:start].endswith("of"):
+                continue  # "3x = ..." or "20% of $70 = ..."
+            expr = lhs.replace("×", "*").replace("÷", "/").replace("−", "-").replace("²", "**2").replace("$", "")
+            expr = re.sub(r"\d+(?:\.\d+)?", lambda d: f"Fraction('{d[0]}')", expr)
+            assert eval(expr, {"Fraction": Fraction}) == Fraction(m[1]), (line, item.question)
+
+
+# ----------------------------------------------------------------------------- schema, determinism, speed
+def test_records_pass_normalize_and_are_complete(splits):
+    ids = set()
+    for name, rows in splits.items():
+        for rec in rows:
+            assert records.normalize(rec) == rec
+            assert rec["split"] == name and rec["label"] in (0, 1)
+            assert rec["label_source"] == "synthetic:embedded-v1" and rec["task"] in corpus.TASKS.values()
+            assert rec["meta"]["style"] and (rec["label"] == 1 or rec["meta"]["error"])
+            assert rec["candidate"].strip() and rec["references"] and all(r.strip() for r in rec["references"])
+            ids.add(rec["id"])
+    assert len(ids) == sum(len(rows) for rows in splits.values())
+
+
+def test_generate_is_deterministic_and_seeded():
+    assert corpus.generate("val", 200, seed=5) == corpus.generate("val", 200, seed=5)
+    assert corpus.generate("val", 200, seed=5) != corpus.generate("val", 200, seed=6)
+
+
+def test_cli_writes_identical_bytes(tmp_path, capsys):
+    for out in ("a", "b"):
+        assert corpus.cli(["--out", str(tmp_path / out), "--size", "300", "--seed", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "open_math" in printed and "reasoning" in printed and "adversarial 0/1" in printed
+    for name in corpus.SPLITS:
+        first, second = (tmp_path / out / f"{name}.jsonl" for out in ("a", "b"))
+        assert first.read_bytes() == second.read_bytes()
+        assert len(records.read_records(first)) == corpus.split_sizes(300)[name]
+
+
+def test_generation_is_fast():
+    start = time.perf_counter()
+    rows = corpus.generate("train", 30000, seed=2)
+    assert len(rows) == 30000 and time.perf_counter() - start < 10
+
+
+def test_unknown_split_is_refused():
+    with pytest.raises(ValueError, match="unknown split"):
+        corpus.generate("dev", 10)
+
+
+# ----------------------------------------------------------------------------- balance and splits
+def test_labels_and_categories_are_balanced(splits):
+    for name in ("train", "val", "test"):
+        rows = splits[name]
+        assert Counter(r["label"] for r in rows) == {0: len(rows) // 2, 1: len(rows) // 2}
+        assert Counter(r["category"] for r in rows) == {c: len(rows) // 3 for c in corpus.CATEGORY_ORDER}
+    train = splits["train"]
+    assert len({r["candidate_model"] for r in train}) == 3 and len({r["task"] for r in train}) < 15
+    kinds = Counter(r["meta"]["kind"] for r in train)
+    assert set(kinds) == set(corpus.KINDS), set(corpus.KINDS) - set(kinds)
+    styles = Counter(r["meta"]["style"] for r in train)
+    assert set(corpus.STYLES) <= set(styles)
+
+
+def test_splits_share_no_question(splits):
+    questions = {name: {r["question"] for r in rows} for name, rows in splits.items()}
+    names = list(questions)
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            assert not questions[a] & questions[b], (a, b)
+
+
+def test_heldout_templates_and_words_only_outside_train(splits):
+    train, evaluation = splits["train"], splits["val"] + splits["test"]
+    assert not any(r["meta"]["heldout_template"] for r in train)
+    held = {r["meta"]["template"] for r in evaluation if r["meta"]["heldout_template"]}
+    assert held and not held & {r["meta"]["template"] for r in train}
+    families = {r["meta"]["family"] for r in evaluation}
+    assert set(corpus.HELDOUT_FAMILIES) <= families
+    assert not set(corpus.HELDOUT_FAMILIES) & {r["meta"]["family"] for r in train}
+    for words in (corpus.FIRST_NAMES, corpus.CITIES, corpus.ORG_HEADS):
+        heldout = set(words[len(words) - len(words) // 5:])
+        train_words = {w for r in train for w in re.findall(r"\w+", r["question"])}
+        eval_words = {w for r in evaluation for w in re.findall(r"\w+", r["question"])}
+        assert not heldout & train_words and heldout & eval_words
+
+
+def test_adversarial_suite_has_every_attack_balanced(splits):
+    rows = splits["adversarial"]
+    per = Counter((r["meta"]["attack"], r["label"]) for r in rows)
+    for attack in corpus.ATTACKS:
+        assert per[attack, 0] == per[attack, 1] >= 10, attack
+    assert {r["meta"]["attack"] for r in rows} == set(corpus.ATTACKS)
+    for r in rows:
+        wrong_kind, right_kind, cats = corpus.ATTACKS[r["meta"]["attack"]]
+        assert r["meta"]["kind"] == (right_kind if r["label"] else wrong_kind) and r["category"] in cats
+
+
+# ----------------------------------------------------------------------------- labels: open math
+def test_math_answers_recompute_independently(items):
+    checked = Counter()
+    for item in items["open_math"]:
+        check_steps(item)
+        q = item.question.split("\n")[0]
+        if item.family == "math.expression":
+            expr = re.search(r"(?:Evaluate|value of|Compute:) (.+?)\??\.?$", q)[1]
+            expr = expr.replace("×", "*").replace("−", "-").replace("²", "**2").replace("^", "**")
+            assert eval(re.sub(r"\d+", lambda d: f"Fraction({d[0]})", expr), {"Fraction": Fraction}) == item.value
+        elif item.family == "math.equation":
+            num = r"(-?\d+(?:\.\d+)?(?:/\d+)?)"
+            m = re.search(rf"(\d)x ([+−]) (\d+) = {num}|by (\d) and then (adds|subtracts) (\d+), getting {num}", q)
+            a, sign, b, rhs = m.groups()[:4] if m[1] else m.groups()[4:]
+            b = int(b) if sign in ("+", "adds") else -int(b)
+            assert int(a) * item.value + b == Fraction(rhs)
+        elif item.family == "math.pieces":
+            meters = re.search(r"([\d.]+) (?:m|meters)\b", q)[1]
+            cm = re.search(r"(\d+) (?:cm|centimeters)\b", q)[1]
+            assert Fraction(meters) * 100 / int(cm) == item.value
+        elif item.family == "math.group":
+            total, pct = re.search(r"(\d+) (?:people|members)", q)[1], re.search(r"(\d+)(?:%| percent)", q)[1]
+            assert int(total) * (100 - int(pct)) / Fraction(100) == item.value
+        else:
+            continue
+        checked[item.family] += 1
+    assert len(checked) == 4 and min(checked.values()) >= 5, checked
+
+
+def test_math_correct_forms_equal_the_value(items):
+    seen = set()
+    for item in items["open_math"]:
+        assert value_of(item.references[0])[0] == item.value
+        for form, text in item.forms:
+            value, unit = value_of(text)
+            if form == "percent":
+                assert value == item.value and text.endswith("%")
+            elif form == "converted":
+                factor = dict((u, v / item.value) for v, u in item.conversions)[unit]
+                assert factor in (60, 100, 1000, 7) and value == item.value * factor
+            else:
+                assert value == item.value, (form, text)
+                assert unit in ("", item.unit, "dollars"), (form, text)
+            seen.add(form)
+    assert {"canonical", "words", "fraction", "latex_frac", "mixed", "percent", "money", "unit", "converted",
+            "thousands", "trailing_zero"} <= seen
+
+
+def test_math_wrong_answers_are_wrong(items):
+    rng, seen = random.Random(0), Counter()
+    for item in items["open_math"]:
+        for error in ("off_by_one", "sign_error", "intermediate", "decimal_shift", "rounding", "slip", "wrong_unit"):
+            got = corpus.wrong_answer(item, error, rng)
+            if got is None:
+                continue
+            text, basis = got
+            value, unit = value_of(text)
+            seen[error] += 1
+            if error == "wrong_unit":  # the right number, another unit
+                assert value == item.value and unit in item.alt_units and unit != item.unit
+                continue
+            assert value != item.value and basis != item.value
+            if error == "off_by_one":
+                assert abs(basis - item.value) == 1
+            if error == "sign_error":
+                assert basis == -item.value
+            if error == "intermediate":
+                assert basis in item.intermediates
+    assert len(seen) == 7 and min(seen.values()) >= 5, seen
+
+
+def test_percent_misuse_is_off_by_a_factor_100(items):
+    rng = random.Random(1)
+    probability = [i for i in items["open_math"] if i.percent_ok]
+    assert probability
+    for item in probability:
+        text, _ = corpus.wrong_answer(item, "percent_misuse", rng)
+        assert value_of(text)[0] * 100 == item.value
+
+
+# ----------------------------------------------------------------------------- labels: multiple choice
+def test_multiple_choice_options_and_answers(items):
+    rng = random.Random(2)
+    for item in items["multiple_choice"]:
+        n = len(item.options)
+        assert 4 <= n <= 10 and len(set(item.options)) == n and item.references[0] == item.labels[item.correct]
+        right = item.options[item.correct]
+        for label, option in zip(item.labels, item.options):
+            assert re.search(rf"(^|\s|\(|\*){re.escape(label)}\W.*{re.escape(option)}", item.question, re.M)
+            assert option not in item.labels  # an option text never reads as a label
+        text, k = corpus.wrong_answer(item, "other_option", rng)
+        assert k != item.correct and item.options[k] != right and right not in text.split()
+        text, k = corpus.wrong_answer(item, "letter_text_mismatch", rng)
+        assert text.startswith((item.labels[item.correct], f"({item.labels[item.correct]})"))
+        assert item.options[k] in text and item.options[k] != right
+        for _ in range(3):
+            text, form, _ = corpus.correct_answer(item, rng)
+            assert (item.labels[item.correct] in re.findall(r"\w+", text)) or text == right
+
+
+def test_multiple_choice_facts_are_right(items):
+    capitals, plurals = dict(corpus.CAPITALS), dict(corpus.PLURALS)
+    checked = Counter()
+    for item in items["multiple_choice"]:
+        right, stem = item.options[item.correct], item.question.split("\n")[0]
+        m = re.search(r"capital (?:of|city is)|'s capital", stem) and re.search(r"of ([A-Z][\w ]+)\?|^([A-Z][\w ]+)'s", stem)
+        if m:
+            assert capitals[m[1] or m[2]] == right
+            checked["capital"] += 1
+        m = re.search(r"(\d+) × (\d+)", stem)
+        if m:
+            assert int(m[1]) * int(m[2]) == int(right)
+            checked["arith"] += 1
+        m = re.search(r"plural (?:of|form of) (?:the noun )?['\"](\w+)['\"]", stem)
+        if m:
+            assert plurals[m[1]] == right
+            checked["plural"] += 1
+        if item.family == "mc.largest":
+            assert float(right) == max(map(float, item.options))
+            checked["largest"] += 1
+    assert len(checked) == 4, checked
+
+
+# ----------------------------------------------------------------------------- labels: extraction
+def test_extraction_spans(items):
+    rng = random.Random(3)
+    answerable = [i for i in items["context_extraction"] if i.answerable]
+    unanswerable = [i for i in items["context_extraction"] if not i.answerable]
+    assert len(answerable) > 150 and len(unanswerable) > 20
+    for item in answerable:
+        ref = item.references[0]
+        passage = item.question.rsplit("\n\n", 1)[0]
+        long_span = item.forms[0][1]
+        assert item.forms[0][0] == "long_span" and ref in long_span and long_span in passage
+        for span in item.spans:
+            for r in item.references:
+                assert not re.search(rf"\b{re.escape(r)}\b", span, re.I), (r, span)
+                assert not re.search(rf"\b{re.escape(span)}\b", r, re.I), (r, span)
+        text, _ = corpus.wrong_answer(item, "other_span", rng)
+        assert text in item.spans
+    for item in unanswerable:
+        assert item.references[0] == "unanswerable" and item.forms[0] == ("span", "unanswerable")
+        assert corpus.wrong_answer(item, "false_unanswerable", rng) is None
+
+
+def test_extraction_paraphrases_mean_the_same(items):
+    seen = Counter()
+    for item in items["context_extraction"]:
+        forms = dict(item.forms)
+        ref = item.references[0]
+        if "iso" in forms:  # dates: every form names the same day
+            y, m, d = map(int, forms["iso"].split("-"))
+            assert ref == f"{corpus.MONTHS[m - 1]} {d}, {y}" and forms["day_month"] == f"{d} {corpus.MONTHS[m - 1]} {y}"
+            seen["date"] += 1
+        if "words" in forms and ref.isdigit() and len(ref) < 4:
+            assert WORD_VALUES[forms["words"]] == int(ref)
+            seen["count"] += 1
+        if "words" in forms and ref.isdigit() and len(ref) == 4:  # 'nineteen oh-five', 'two thousand nine'
+            spoken = forms["words"]
+            if spoken.startswith("two thousand"):
+                year = 2000 + WORD_VALUES.get(spoken[len("two thousand "):], 0)
+            else:
+                high, low = spoken.split(" ", 1)
+                year = 100 * WORD_VALUES[high] + (0 if low == "hundred" else WORD_VALUES[low.replace("oh-", "")])
+            assert year == int(ref)
+            seen["year"] += 1
+        if "abbrev" in forms:
+            assert forms["abbrev"] == ref.replace("hectares", "ha")
+            seen["area"] += 1
+    assert len(seen) == 4, seen
+
+
+# ----------------------------------------------------------------------------- whole-candidate kinds
+def test_special_candidates(items):
+    rng = random.Random(4)
+    for cat, pool in items.items():
+        for item in pool[:60]:
+            text, meta = corpus.candidate(item, 0, rng, kind="truncated")
+            assert "final answer" not in text.lower() and meta["style"] == "truncated"
+            assert not text.rstrip().endswith(tuple(f" {r}" for r in item.references))
+            text, _ = corpus.candidate(item, 0, rng, kind="refusal")
+            assert text in corpus.REFUSALS
+            text, _ = corpus.candidate(item, 0, rng, kind="judge_injection")
+            assert any(s in text for s in corpus.INJECTIONS)
+            text, _ = corpus.candidate(item, 1, rng, kind="injection_correct")
+            assert any(s in text for s in corpus.INJECTIONS)
+            text, meta = corpus.candidate(item, 0, rng, kind="hedge")
+            assert meta["style"] == "hedge" and re.search(r"\bor\b|\band\b", text)
+            text, _ = corpus.candidate(item, 1, rng, kind="hedge_commit")
+            assert re.search(r"I would say|On reflection|final answer is", text)
+
+
+def test_right_then_wrong_states_a_wrong_final_answer(items):
+    rng = random.Random(5)
+    for item in items["open_math"][:80]:
+        text, _ = corpus.candidate(item, 0, rng, kind="right_then_wrong")
+        reasoning, final = text.rsplit("\n", 1)
+        stated = re.sub(r"^(Final answer:|Final Answer:|\*\*Final answer:\*\*|FINAL ANSWER:|So the answer is|"
+                        r"Therefore, the answer is|The answer is|Hence|So it is)\s*", "", final).rstrip(".")
+        assert corpus.fmt(item.value) in reasoning or corpus.money(item.value) in reasoning
+        assert value_of(stated)[0] != item.value
+
+
+def test_correct_and_wrong_candidates_differ(splits):
+    by_question = {}
+    for r in splits["train"]:
+        by_question.setdefault(r["question"], []).append(r)
+    for pair in by_question.values():
+        assert sorted(r["label"] for r in pair) == [0, 1]
+        assert pair[0]["candidate"].strip() != pair[1]["candidate"].strip()
