@@ -1,0 +1,238 @@
+"""``python -m bertjudge label``: label candidates with a teacher, keeping full provenance.
+
+Teachers:
+
+- ``rule:math-verify`` — the rule-extracted final answer is Math-Verify-equivalent to a reference;
+- ``rule:exact-match`` — the normalized final answer equals a normalized reference;
+- ``rule:regex`` — ``RegexJudge`` by category (letters, ROUGE-L >= ``threshold``, Math-Verify);
+- ``human`` — labels imported from a file of id → label (JSON lines ``{"id", "label"}`` or one JSON object);
+- ``llm:<model>`` — an LLM judge (the ``GenerativeJudge`` prompt through a local transformers model or,
+  with ``server``, any OpenAI-compatible server; the paper uses Nemotron-Super-49B-v1.5, non-reasoning).
+
+A rule teacher labels a candidate whose answer it cannot extract as wrong (0); an LLM teacher whose
+output cannot be read leaves the label null. Both count as invalid outputs in the report. Each input
+file is written under the same name to the output folder, with ``label_report.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from datetime import datetime, timezone
+from pathlib import Path
+
+from bertjudge.records import RecordError, read_records, write_records
+
+RULES = ("math-verify", "exact-match", "regex")
+REPORT_FILE = "label_report.json"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class RuleTeacher:
+    """A rule teacher; ``label(records)`` returns ``(label, details)`` per record."""
+
+    def __init__(self, rule: str, threshold: float = 0.5):
+        if rule not in RULES:
+            raise ValueError(f"unknown rule {rule!r}; choose from {', '.join(RULES)}")
+        self.rule, self.threshold = rule, threshold
+        self.source = f"rule:{rule}"
+
+    def provenance(self) -> dict:
+        extra = {"threshold": self.threshold} if self.rule == "regex" else {}
+        return {"teacher": self.source, "timestamp": _now(), **extra}
+
+    def label(self, records: list[dict]) -> list[tuple[int, dict]]:
+        from bertjudge.extract import final_answer, normalize_answer
+        from bertjudge.judges.regex import RegexJudge, math_equal
+
+        if self.rule == "regex":
+            rows = RegexJudge(self.threshold).details(records)
+            return [(int(r["match"]), {"answer": r["answer"], "invalid": r["unparsed"]}) for r in rows]
+        out = []
+        for rec in records:
+            answer = final_answer(rec["candidate"])
+            if answer is None:
+                out.append((0, {"answer": None, "invalid": True}))
+                continue
+            match = normalize_answer(answer) in {normalize_answer(r) for r in rec["references"]}
+            parsed = True
+            if self.rule == "math-verify" and not match:
+                match, parsed = math_equal(rec["references"], answer)
+            out.append((int(match), {"answer": answer, "invalid": not parsed}))
+        return out
+
+
+class HumanTeacher:
+    """Labels from a file of id → label; records it does not cover stay unlabelled (invalid)."""
+
+    source = "human"
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.labels = read_human_labels(self.path)
+
+    def provenance(self) -> dict:
+        return {"teacher": self.source, "file": str(self.path), "timestamp": _now()}
+
+    def label(self, records: list[dict]) -> list[tuple[int | None, dict]]:
+        return [(self.labels.get(rec["id"]), {"invalid": rec["id"] not in self.labels}) for rec in records]
+
+
+def read_human_labels(path: Path) -> dict[str, int]:
+    """``{id: 0|1}`` from JSON lines ``{"id": …, "label": …}`` or one JSON object ``{id: label}``."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and "id" not in whole:
+        pairs = [(str(k), v, f"{path}: id {k!r}") for k, v in whole.items()]
+    else:
+        pairs = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                    pairs.append((row["id"], row["label"], f"{path}:{lineno}"))
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    raise RecordError(f"{path}:{lineno}: expected a JSON object with 'id' and 'label'") from None
+    labels = {}
+    for key, value, where in pairs:
+        if value not in (0, 1):  # True and False are 1 and 0
+            raise RecordError(f"{where}: label must be 0, 1, true or false, got {value!r}")
+        labels[key] = int(value)
+    if not labels:
+        raise RecordError(f"{path}: no labels")
+    return labels
+
+
+class LLMTeacher:
+    """An LLM judge as teacher: the versioned judging prompt, a verdict parsed from its output.
+
+    Args:
+        model: a local model (hub id or folder) or, with ``server``, the name the server knows.
+        server: the root of an OpenAI-compatible API (``http://host:8000/v1``); None runs locally.
+        mode: ``reasoning`` (generate, parse "Verdict: True|False") or ``direct`` (verdict-token probability).
+        max_new_tokens, batch_size: decoding bound and local batch.
+        revision: the model revision, recorded as provenance.
+    """
+
+    def __init__(self, model: str, server: str | None = None, mode: str = "reasoning", max_new_tokens: int = 512,
+                 batch_size: int = 8, revision: str | None = None, backend=None):
+        from bertjudge.judges.backends import OpenAIBackend, PromptedJudge, TransformersBackend
+        from bertjudge.judges.prompt import PROMPT_VERSION
+
+        if backend is None:
+            backend = (OpenAIBackend(server, model) if server
+                       else TransformersBackend(model, batch_size=batch_size))
+        self.judge = PromptedJudge(backend, mode=mode, max_new_tokens=max_new_tokens)
+        self.model, self.revision, self.prompt_version = model, revision, PROMPT_VERSION
+        self.source = f"llm:{model}@{PROMPT_VERSION}"
+
+    def provenance(self) -> dict:
+        return {"teacher": self.source, "model": self.model, "revision": self.revision,
+                "prompt_version": self.prompt_version, "backend": self.judge.backend.kind,
+                "decoding": {"greedy": True, "mode": self.judge.mode, "max_new_tokens": self.judge.max_new_tokens},
+                "timestamp": _now()}
+
+    def label(self, records: list[dict]) -> list[tuple[int | None, dict]]:
+        rows = self.judge.details(records)
+        return [(None if r["unparsed"] else int(r["verdict"]), {"output": r["output"], "invalid": r["unparsed"]})
+                for r in rows]
+
+
+def make_teacher(spec: str, labels: str | None = None, threshold: float = 0.5, **llm):
+    """A teacher from its name: ``rule:<rule>``, ``human`` (with ``labels``) or ``llm:<model>``."""
+    kind, _, name = spec.partition(":")
+    if kind == "rule":
+        return RuleTeacher(name, threshold)
+    if kind == "human":
+        if not labels:
+            raise ValueError("the human teacher needs --labels FILE (id → label)")
+        return HumanTeacher(labels)
+    if kind == "llm" and name:
+        return LLMTeacher(name, **llm)
+    raise ValueError(f"unknown teacher {spec!r}: use rule:{{{','.join(RULES)}}}, human or llm:<model>")
+
+
+def label_records(teacher, records: list[dict]) -> list[dict]:
+    """Records with ``label``, ``label_source`` and ``meta.labelling`` (provenance and details) set."""
+    provenance = teacher.provenance()
+    out = []
+    for rec, (label, details) in zip(records, teacher.label(records), strict=True):
+        meta = dict(rec["meta"], labelling={**provenance, **details})
+        if rec.get("label_source"):
+            meta["labelling"]["previous"] = {"label": rec["label"], "label_source": rec["label_source"]}
+        out.append({**rec, "label": label, "label_source": teacher.source, "meta": meta})
+    return out
+
+
+def report(records: list[dict]) -> dict:
+    """Counts per task: rows, labelled, positive, invalid; and the overall invalid-output rate."""
+    tasks: dict[str, Counter] = defaultdict(Counter)
+    for rec in records:
+        counts = tasks[rec["task"]]
+        counts["rows"] += 1
+        counts["labelled"] += rec["label"] is not None
+        counts["positive"] += rec["label"] == 1
+        counts["invalid"] += bool(rec["meta"]["labelling"]["invalid"])
+    total = sum(tasks.values(), Counter())
+    return {"teacher": records[0]["label_source"] if records else None, "rows": total["rows"],
+            "invalid_rate": total["invalid"] / max(total["rows"], 1), "tasks": {t: dict(c) for t, c in tasks.items()}}
+
+
+def input_files(paths: list[str]) -> list[Path]:
+    """Record files of the given files and folders (.jsonl, .parquet)."""
+    files = []
+    for path in map(Path, paths):
+        found = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet")) if path.is_dir() else [path]
+        if not found:
+            raise RecordError(f"{path}: no .jsonl or .parquet files in this folder")
+        files += found
+    names = Counter(f.name for f in files)
+    if any(n > 1 for n in names.values()):
+        raise RecordError(f"two inputs share a file name ({[k for k, n in names.items() if n > 1]}); "
+                          "outputs are written under the input names")
+    return files
+
+
+def cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bertjudge label", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--teacher", required=True,
+                        help="rule:math-verify | rule:exact-match | rule:regex | human | llm:<model>")
+    parser.add_argument("--in", dest="inputs", nargs="+", required=True, help="record files or folders")
+    parser.add_argument("--out", required=True, help="output folder (one file per input, same name)")
+    parser.add_argument("--labels", help="human teacher: file of id → label")
+    parser.add_argument("--threshold", type=float, default=0.5, help="rule:regex ROUGE-L threshold (default 0.5)")
+    parser.add_argument("--server", help="llm teacher: OpenAI-compatible API root, e.g. http://localhost:8000/v1")
+    parser.add_argument("--mode", choices=("reasoning", "direct"), default="reasoning", help="llm teacher mode")
+    parser.add_argument("--max-new-tokens", type=int, default=512, help="llm teacher: generation bound")
+    parser.add_argument("--batch-size", type=int, default=8, help="llm teacher: local batch size")
+    parser.add_argument("--revision", help="llm teacher: model revision, recorded as provenance")
+    args = parser.parse_args(argv)
+    try:
+        files = input_files(args.inputs)
+        inputs = {f: read_records(f) for f in files}  # validate everything before labelling anything
+        llm = ({"server": args.server, "mode": args.mode, "max_new_tokens": args.max_new_tokens,
+                "batch_size": args.batch_size, "revision": args.revision} if args.teacher.startswith("llm:") else {})
+        teacher = make_teacher(args.teacher, args.labels, args.threshold, **llm)
+        out, labelled = Path(args.out), []
+        for path, records in inputs.items():
+            rows = label_records(teacher, records)
+            write_records(out / path.name, rows)
+            labelled += rows
+    except (RecordError, ValueError, FileNotFoundError) as err:
+        print(f"bertjudge label: error: {err}", file=sys.stderr)
+        return 1
+    summary = report(labelled)
+    (out / REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+    for task, counts in sorted(summary["tasks"].items()):
+        print(f"{task}: {counts['rows']} rows, {counts['labelled']} labelled, {counts['positive']} correct, "
+              f"{counts['invalid']} invalid")
+    print(f"invalid-output rate {summary['invalid_rate']:.1%}; wrote {len(inputs)} files and {REPORT_FILE} to {out}")
+    return 0
