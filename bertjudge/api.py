@@ -16,7 +16,7 @@ class Judge:
 
     @staticmethod
     def load(spec: str, format: JudgeFormat | None = None):
-        """``regex`` or the path of an exported judge folder (with ``judge.json``).
+        """``regex``, the path of an exported judge folder (with ``judge.json``) or a zoo name.
 
         ``format`` (optional) is checked against the format the judge was trained with.
         """
@@ -25,6 +25,11 @@ class Judge:
 
             return RegexJudge()
         folder = Path(spec)
+        if not folder.exists():
+            from bertjudge import zoo
+
+            if zoo.is_registered(spec):  # a zoo name: pulled and verified once, then from the cache
+                folder = zoo.pull(spec)
         config_file = folder / JUDGE_FILE
         if not config_file.is_file():
             raise FileNotFoundError(f"{spec}: not a judge folder (no {JUDGE_FILE}); "

@@ -1,0 +1,117 @@
+"""bertjudge.bench: FLOPs against hand computations, timing, results files, the Pareto front and plot."""
+
+import csv
+
+import pytest
+from transformers import BertConfig, Qwen3Config
+
+from bertjudge import bench
+
+H, LAYERS, HEADS, INTER, VOCAB = 32, 2, 2, 64, 100
+
+
+def test_encoder_flops_match_a_hand_count():
+    config = BertConfig(hidden_size=H, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=INTER,
+                        vocab_size=VOCAB)
+    L = 10
+    per_layer = 2 * L * (4 * H * H + 2 * H * INTER) + 2 * (2 * L * L * H)  # q,k,v,o + FFN; QK^T and AV
+    expected = LAYERS * per_layer + 2 * H * H + 2 * H * 1  # pooler on [CLS], one-logit classifier
+    flops, params = bench.judgment_flops(config, "encoder", L)
+    assert flops == expected
+    assert bench.judgment_flops(config, "encoder", 2 * L)[0] > 2 * flops  # attention is quadratic
+
+
+def tiny_qwen3():
+    return Qwen3Config(vocab_size=VOCAB, hidden_size=H, intermediate_size=INTER, num_hidden_layers=LAYERS,
+                       num_attention_heads=HEADS, num_key_value_heads=1, head_dim=16)
+
+
+def test_direct_generative_flops_are_a_prefill_with_the_head_on_one_position():
+    L, hd = 12, 16
+    proj = 2 * L * H * (HEADS * hd) * 2 + 2 * L * H * hd * 2  # q and o; k and v (one kv head)
+    attention = 2 * (2 * L * L * hd * HEADS)
+    expected = LAYERS * (proj + attention + 3 * 2 * L * H * INTER) + 2 * H * VOCAB
+    assert bench.judgment_flops(tiny_qwen3(), "causal", L, "direct")[0] == expected
+
+
+def test_reasoning_flops_equal_the_sum_of_counted_decode_steps():
+    import torch
+
+    L, k = 12, 5
+    config = tiny_qwen3()
+    model = bench.build_model(config, "causal")
+    prefill = bench.count_flops(model, input_ids=bench._ids(L), logits_to_keep=1)
+    steps = 0
+    with torch.no_grad():
+        cache = model(input_ids=bench._ids(L), use_cache=True, logits_to_keep=1).cache
+        for _ in range(k):
+            steps += bench.count_flops(model, input_ids=bench._ids(1), cache=cache, logits_to_keep=1)
+    assert bench.judgment_flops(config, "causal", L, "reasoning", k=k)[0] == prefill + steps
+
+
+@pytest.mark.parametrize("key,published", [("qwen3-0.6b", 0.596e9), ("qwen3-4b", 4.02e9), ("qwen3-14b", 14.77e9),
+                                           ("gemma3-1b", 1.0e9), ("eurobert-210m", 0.21e9),
+                                           ("modernbert-base", 0.1496e9), ("minilm-l6", 22.7e6)])
+def test_architecture_configs_have_the_published_sizes(key, published):
+    arch = bench.ARCHITECTURES[key]
+    model = bench.build_model(arch.make_config(), arch.kind)
+    assert sum(p.numel() for p in model.parameters()) == pytest.approx(published, rel=0.02)
+
+
+def test_qwen3_14b_prefill_on_the_meta_device_matches_notes():
+    flops, params = bench.judgment_flops(bench.ARCHITECTURES["qwen3-14b"].make_config(), "causal", 512, "direct")
+    assert flops == pytest.approx(13.7e12, rel=0.01) and params == pytest.approx(14.77e9, rel=0.001)
+
+
+def test_measure_times_a_small_architecture(monkeypatch):
+    arch = bench.Arch("test/tiny-bert", "encoder", "bert", dict(hidden_size=H, num_hidden_layers=LAYERS,
+                                                                   num_attention_heads=HEADS,
+                                                                   intermediate_size=INTER, vocab_size=1000))
+    monkeypatch.setitem(bench.ARCHITECTURES, "tiny", arch)
+    records = [{"question": "What is 2+3?", "candidate": "It is 5.", "references": ["5"], "label": 1}] * 3
+    row, accuracy = bench.measure(bench.Subject("tiny.arch", "encoder", "tiny"), records)
+    assert accuracy is None  # an architecture has no trained judge to score with
+    assert row["flops"] > 0 and row["tokens"] > 5 and row["params"] > 0
+    assert 0 < row["latency_p50_ms"] <= row["latency_p95_ms"] and row["throughput_per_s"] > 0
+    assert row["best_batch_size"] in (1, 4, 16) and row["peak_mem_mb"] != ""
+
+
+def test_large_models_are_costed_but_not_timed():
+    row, _ = bench.measure(bench.Subject("qwen3-14b.direct", "direct", "qwen3-14b"), None)
+    assert row["flops"] > 1e12 and "not timed" in row["notes"] and "latency_p50_ms" not in row
+
+
+def test_results_are_replaced_by_name(tmp_path):
+    env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
+    bench.write_results([{"name": "a.x", "flops": 1, **env}, {"name": "b.x", "flops": 2, **env}], "cost", tmp_path)
+    [path] = bench.write_results([{"name": "a.x", "flops": 3, **env}], "cost", tmp_path)
+    assert path.name == "cost-cpu-fp32-torch9.9.csv"
+    rows = list(csv.DictReader(path.open()))
+    assert [(r["name"], r["flops"]) for r in rows] == [("a.x", "3"), ("b.x", "2")]
+    assert not list(tmp_path.glob(".*"))  # no temporary file left
+
+
+def test_pareto_front():
+    points = [("regex", 0, 0.7), ("small", 1e9, 0.8), ("worse", 2e9, 0.75), ("big", 1e12, 0.9), ("tie", 2e12, 0.9)]
+    assert bench.pareto_front(points) == {"regex", "small", "big"}
+
+
+def test_pareto_plot_and_ratio(tmp_path):
+    env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
+    bench.write_results([{"name": "eurobert-210m.bertjudge", "judge_kind": "encoder", "flops": 2e10, **env},
+                         {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 5e12, **env},
+                         {"name": "regex.v1", "judge_kind": "regex", "flops": 0, **env}], "cost", tmp_path)
+    bench.write_results([{"name": "regex.v1", "accuracy": 0.7, "n": 10, "eval_set": "x", **env}], "accuracy", tmp_path)
+    [rows] = bench.result_tables(tmp_path, tmp_path / "no-quotes.csv").values()
+    assert bench.flops_ratio(rows) == pytest.approx(250)
+    out = bench.plot_pareto(rows, tmp_path / "pareto.png")
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_cli_runs_the_regex_judge(tmp_path, capsys):
+    assert bench.cli(["run", "--only", "regex.v1", "--n", "20", "--results", str(tmp_path), "--device", "cpu"]) == 0
+    [cost] = tmp_path.glob("cost-cpu-fp32-*.csv")
+    [row] = list(csv.DictReader(cost.open()))
+    assert row["name"] == "regex.v1" and row["flops"] == "0" and float(row["latency_p50_ms"]) > 0
+    [accuracy] = tmp_path.glob("accuracy-cpu-fp32-*.csv")
+    assert 0 <= float(next(csv.DictReader(accuracy.open()))["accuracy"]) <= 1

@@ -1,0 +1,177 @@
+"""bertjudge.zoo: registry schema, pulls with hash checks, offline errors, publish, the generated README."""
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from bertjudge import bench, zoo
+from bertjudge.api import Judge
+from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.records import normalize
+
+ROWS = [normalize({"question": "What is 2+3?", "candidate": c, "reference": "5"}) for c in ("5", "It is 6.")]
+AUTHORS_FORMAT = {"order": "QCR", "markers": "markers", "truncation": "left", "max_length": 512}
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("BERTJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_backbone, tmp_path_factory):
+    return EncoderJudge(backbone=tiny_backbone).export(tmp_path_factory.mktemp("judges") / "tiny")
+
+
+def entry(source, **fields):
+    return {"class_path": "bertjudge.judges.encoder.EncoderJudge", "source": source, "format": {"order": "QCR"},
+            "license": "Apache-2.0", "provenance": {"training_data": "toy"}, **fields}
+
+
+def write_registry(path, entries):
+    path.write_text(yaml.safe_dump(entries, sort_keys=False))
+    return path
+
+
+def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
+    entries = zoo.load_registry()
+    authors = {name: e for name, e in entries.items() if e["provenance"].get("base_model") == "EuroBERT/EuroBERT-210m"}
+    assert {e["source"].split("@")[0] for e in authors.values()} == {
+        "hf://artefactory/BERTJudge", "hf://artefactory/BERTJudge-Formatted-QCR",
+        "hf://artefactory/BERTJudge-Formatted-QCR-200k", "hf://artefactory/BERTJudge-Formatted-CR",
+        "hf://hgissbkh/BERTJudge-Free-QCR"}
+    for name, e in authors.items():
+        assert e["num_labels"] == 2 and e["revision_pinned"] is False
+        assert {**e["format"], "order": "QCR"} == AUTHORS_FORMAT
+        assert e["format"]["order"] == ("CR" if name.endswith("-cr") else "QCR")
+
+
+@pytest.mark.parametrize("bad,message", [
+    ({"license": None}, "missing field"),
+    ({"accuracy": 0.9}, "benchmarks/results"),
+    ({"source": "hf://org/name"}, "hf://org/name@revision"),
+    ({"source": "ftp://x"}, "use hf://"),
+    ({"source": "hf://org/name@main", "revision_pinned": True}, "40-hex commit"),
+    ({"files": {"pytorch_model.bin": None}}, "pickle"),
+    ({"files": {"model.safetensors": "abc"}}, "64 lower-case hex"),
+    ({"format": {"order": "QX"}}, "format"),
+    ({"num_labels": 3}, "num_labels"),
+])
+def test_bad_entries_are_refused_with_a_clear_message(bad, message):
+    with pytest.raises(zoo.ZooError, match=message) as err:
+        zoo.validate_entry("minilm-l6.toy", {**entry("file:///x"), **bad}, "reg.yaml")
+    assert "reg.yaml: entry 'minilm-l6.toy'" in str(err.value)
+    with pytest.raises(zoo.ZooError, match="arch.tag"):
+        zoo.validate_entry("NoDot", entry("file:///x"))
+
+
+def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeypatch):
+    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": entry(
+        f"file://{exported}", files=zoo.hash_folder(exported), format=json.loads(
+            (exported / "judge.json").read_text())["format"])})
+    monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
+    judge = Judge.load("minilm-l6.toy")
+    folder = zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy"))
+    assert folder.is_dir() and zoo.verify("minilm-l6.toy") == []
+    np.testing.assert_allclose(judge.score_records(ROWS), Judge.load(str(exported)).score_records(ROWS), rtol=1e-6)
+    (folder / "config.json").write_text("{}")
+    assert any("config.json: sha256" in p for p in zoo.verify("minilm-l6.toy"))
+    assert zoo.cli(["--registry", str(registry), "verify", "minilm-l6.toy"]) == 1
+
+
+def test_a_tampered_source_is_refused(exported, tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(exported, source)
+    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": entry(
+        f"file://{source}", files=zoo.hash_folder(source))})
+    (source / "model.safetensors").write_bytes(b"not the published weights")
+    with pytest.raises(zoo.ZooError, match="sha256 mismatch for 'model.safetensors'"):
+        zoo.pull("minilm-l6.toy", registry)
+    assert not zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy", registry)).exists()
+
+
+def test_pickles_are_refused(exported, tmp_path):
+    source = tmp_path / "src"
+    shutil.copytree(exported, source)
+    (source / "pytorch_model.bin").write_bytes(b"pickle")
+    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": entry(f"file://{source}")})
+    with pytest.raises(zoo.ZooError, match=r"refusing pickle files \['pytorch_model.bin'\]"):
+        zoo.pull("minilm-l6.toy", registry)
+
+
+def test_hf_entry_offline_fails_fast_and_says_how_to_use_a_local_copy(tmp_path, monkeypatch):
+    registry = write_registry(tmp_path / "reg.yaml", {"eurobert-210m.x": entry("hf://someorg/judge@main")})
+    start = time.perf_counter()
+    with pytest.raises(zoo.ZooError) as err:
+        zoo.pull("eurobert-210m.x", registry)
+    assert time.perf_counter() - start < 5
+    assert "HF_HUB_OFFLINE is set" in str(err.value) and "--from" in str(err.value)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(zoo, "hub_reachable", lambda timeout=3.0: False)
+    with pytest.raises(zoo.ZooError, match="Hub is unreachable"):
+        zoo.pull("eurobert-210m.x", registry)
+
+
+def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tiny_backbone, tmp_path):
+    from bertjudge.formats import JudgeFormat
+
+    # like the authors' checkpoints: two logits, marker tokens in the tokenizer, no judge.json
+    copy = EncoderJudge(backbone=tiny_backbone, num_labels=2, format=JudgeFormat(**AUTHORS_FORMAT)).export(
+        tmp_path / "BERTJudge")
+    (copy / "judge.json").unlink()
+    (copy / "pytorch_model.bin").write_bytes(b"pickle")  # a hub snapshot may carry both formats
+    (copy / "modeling_eurobert.py").write_text("raise SystemExit('remote code ran')\n")
+    registry = write_registry(tmp_path / "reg.yaml", {"eurobert-210m.authors": entry(
+        "hf://org/BERTJudge@main", format=AUTHORS_FORMAT, num_labels=2)})
+    folder = zoo.pull("eurobert-210m.authors", registry, local_copy=copy)
+    assert not (folder / "pytorch_model.bin").exists() and not (folder / "modeling_eurobert.py").exists()
+    config = json.loads((folder / "judge.json").read_text())
+    assert config["num_labels"] == 2 and config["format"]["markers"] == "markers"
+    judge = Judge.load(str(folder))
+    assert judge.model.config.num_labels == 2 and judge.format.truncation == "left"
+    assert "<|question|>" in judge.tokenizer.get_vocab()
+
+
+def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
+    registry = write_registry(tmp_path / "reg.yaml", {})
+    results = tmp_path / "results"
+    new = zoo.publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
+                      results_dir=results)
+    assert zoo.load_registry(registry)["minilm-l6.tiny-v1"]["files"] == new["files"]
+    dest = tmp_path / "store" / "minilm-l6.tiny-v1"
+    assert new["source"] == f"file://{dest.resolve()}" and zoo.hash_folder(dest) == new["files"]
+    assert "## Measured by `bertjudge zoo publish`" in (dest / "README.md").read_text()
+    [cost] = bench.read_csv(next(results.glob("cost-*.csv")))
+    assert cost["name"] == "minilm-l6.tiny-v1" and float(cost["flops"]) > 0 and float(cost["latency_p50_ms"]) > 0
+    [accuracy] = bench.read_csv(next(results.glob("accuracy-*.csv")))
+    assert accuracy["n"] == "20" and 0 <= float(accuracy["accuracy"]) <= 1
+    monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
+    assert Judge.load("minilm-l6.tiny-v1").score_records(ROWS).shape == (2,)
+    with pytest.raises(zoo.ZooError, match="already registered"):
+        zoo.publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
+                    results_dir=results, timing=False)
+
+
+def test_readme_is_generated_from_the_csvs(tmp_path):
+    env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
+    bench.write_results([{"name": "regex.v1", "judge_kind": "regex", "flops": 0, "latency_p50_ms": 0.2,
+                          "latency_p95_ms": 9.0, **env},
+                         {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 4.8e12, **env}], "cost", tmp_path)
+    bench.write_results([{"name": "regex.v1", "accuracy": 0.71, "n": 500, "eval_set": "embedded:test", **env}],
+                        "accuracy", tmp_path)
+    text = zoo.render_readme(results_dir=tmp_path)
+    assert "`eurobert-210m.bertjudge`" in text  # the registry's entries
+    assert "### cost-cpu-fp32-torch9.9" in text
+    regex_line = next(line for line in text.splitlines() if line.startswith("| `regex.v1`"))
+    assert "0.710 (measured" in regex_line and regex_line.rstrip().endswith("| * |")
+    qwen_line = next(line for line in text.splitlines() if line.startswith("| `qwen3-14b.direct`"))
+    assert "| 4800 |" in qwen_line and "not timed" in qwen_line and "n/a" in qwen_line
+    out = tmp_path / "README.md"
+    assert zoo.cli(["readme", "--results", str(tmp_path), "--out", str(out)]) == 0
+    assert out.read_text() == text
