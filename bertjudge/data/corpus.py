@@ -1086,7 +1086,11 @@ def _rationale(item: Item, basis, rng: random.Random) -> tuple[list[str], list[s
         claim = (item.claim or "{t} is the right choice").format(t=item.options[basis])
         return pre, [f"{claim[0].upper()}{claim[1:]}, which is option {item.labels[basis]}."]
     if item.category == "multiple_choice" and item.labels:
-        return ["Let me consider each option."], [f"Option {basis} is the best fit."]
+        return ["Let me consider each option."], [f"Option {item.labels[basis]} is the best fit."]
+    if item.value is not None or item.family == "user":
+        shown = fmt(basis) if isinstance(basis, Fraction) else basis
+        pre = [rng.choice(["Let me read the question carefully.", "Let's think step by step.", "We need to work out the answer."])]
+        return pre, [rng.choice(["This gives {b}.", "Putting it together, we get {b}.", "That leads to {b}."]).format(b=shown)]
     pre = [rng.choice(["The question asks about {a}.", "We need to find {a} in the text.", "Let me find the relevant part of the text."])
            .format(a=item.asked)]
     sentence = item.evidence.get(basis, "")
@@ -1094,9 +1098,7 @@ def _rationale(item: Item, basis, rng: random.Random) -> tuple[list[str], list[s
         return pre, [f"The passage says: \"{sentence}\""]
     if item.category == "context_extraction" and not item.answerable and basis == UNANSWERABLE:
         return pre, [f"The passage never mentions {item.asked}, so it cannot be answered from the text."]
-    if item.steps:
-        return pre + item.steps[:-1], item.steps[-1:]
-    return pre + ["Thinking it through carefully."], [f"That points to {basis}."]
+    return pre, [f"That points to {basis}."]
 
 
 def _answer_line(ans: str, rng: random.Random, formatted: bool) -> str:
@@ -1235,7 +1237,7 @@ def _k_full_reasoning(item, rng, model):
 
 
 def _k_long_span(item, rng, model):
-    if item.category != "context_extraction" or not item.answerable or item.forms[0][0] != "long_span":
+    if not item.answerable or not item.forms or item.forms[0][0] != "long_span":
         return None
     style = rng.choice(["bare", "sentence", "explained"])
     return present(item, item.forms[0][1], item.references[0], style, rng), style, {"form": "long_span"}
@@ -1487,6 +1489,135 @@ def generate(split: str, n: int, seed: int = 0) -> list[dict]:
                 meta["attack"] = attack
             out.append(_record(item, text, lab, model, split, meta))
     return out[:n]
+
+
+# ----------------------------------------------------------------------------- user rows
+_OPTION_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J]|\d{1,2})\)|([A-J]|\d{1,2})(?:\*\*)?[.):])"
+                          r"(?:\*\*)?:?[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_INLINE_OPTION = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
+_LABEL = re.compile(r"^\s*(?:option\s+|choice\s+)?\(?([A-J]|\d{1,2})\)?(?:[.):]|\s|$)", re.IGNORECASE)
+_UNANSWERABLE = re.compile(r"^\s*(unanswerable|no answer|not answerable|cannot be (answered|determined)|n/?a|none)\W*$", re.I)
+UNIT_ALTERNATIVES = {
+    "cm": ["m", "mm"], "m": ["cm", "km"], "km": ["m", "miles"], "mm": ["cm"], "kg": ["g", "pounds"], "g": ["kg", "mg"],
+    "meters": ["centimeters", "kilometers"], "kilometers": ["meters", "miles"], "miles": ["kilometers"],
+    "hours": ["minutes", "days"], "minutes": ["hours", "seconds"], "seconds": ["minutes"], "days": ["weeks", "hours"],
+    "weeks": ["days", "months"], "years": ["months"], "liters": ["milliliters"], "dollars": ["cents"], "cents": ["dollars"],
+    "percent": ["points"],
+}
+
+
+def parse_options(question: str) -> tuple[list[str], list[str]]:
+    """(labels, texts) of the answer options listed in a question: one per line ('A.', '(B)', '- C:',
+    '(1)', '2)') or inline '(A) x (B) y'; empty lists when none are found."""
+    found = [(m[1] or m[2], m[3]) for m in _OPTION_LINE.finditer(question)]
+    if len(found) < 2:
+        found = [(m[1], m[2].strip()) for m in _INLINE_OPTION.finditer(question)]
+    best: list[tuple[str, str]] = []
+    run: list[tuple[str, str]] = []
+    for label, text in found:  # the longest run of consecutive labels starting at A or 1
+        expected = ("A" if run == [] else chr(ord(run[-1][0]) + 1)) if label.isalpha() else str(len(run) + 1)
+        if label.upper() == expected:
+            run.append((label.upper(), text))
+        else:
+            run = [(label.upper(), text)] if label.upper() in ("A", "1") else []
+        if len(run) > len(best):
+            best = list(run)
+    if len(best) < 2:
+        return [], []
+    return [label for label, _ in best], [text for _, text in best]
+
+
+def infer_category(question: str | None, reference: str) -> str:
+    """open_math for a numeric reference, multiple_choice for an option label with options in the
+    question, else context_extraction."""
+    if parse_number(reference) is not None and re.fullmatch(r"[\s$€£\d.,/%+\-−]*[A-Za-z ]{0,12}", reference):
+        return "open_math"
+    labels, _ = parse_options(question or "")
+    m = _LABEL.match(reference)
+    if labels and m and re.fullmatch(r"\W*\w\W*", reference.split()[0]) and m[1].upper() in labels:
+        return "multiple_choice"
+    return "context_extraction"
+
+
+_STOPWORDS = set((
+    "the a an in on at of and or but to for with by from as she he it they we i you this that these those there her his "
+    "their its our my your what which who whom whose when where why how is was were are be been has have had do does did "
+    "not no yes question passage context answer text article according based read following after before during then also "
+    "than so if into about over under one two"
+).split())
+
+
+def _question_spans(question: str, references: list[str]) -> list[str]:
+    """Spans of the question's passage of the reference's kind (numbers, names, words) that are
+    none of the references; the best a generator without domain knowledge can offer as wrong answers."""
+    body = question.strip().rsplit("\n", 1)[0] if "\n" in question.strip() else question
+    ref = references[0]
+    value = parse_number(ref)
+    if value is not None:
+        found = [n for n in re.findall(r"\b\d[\d,]*(?:\.\d+)?\b", body) if parse_number(n) != value]
+    elif ref[:1].isupper() or _UNANSWERABLE.match(ref):
+        found = re.findall(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|de\s+)?[A-Z][\w'-]*)*", body)
+        found = [" ".join(w for i, w in enumerate(f.split()) if i or w.lower() not in _STOPWORDS) for f in found]
+        found += re.findall(r"\b\d[\d,]*(?:\.\d+)?\b", body) if _UNANSWERABLE.match(ref) else []
+    else:
+        tokens, n = re.findall(r"[\w'-]+", body), len(ref.split())
+        found = [" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)
+                 if tokens[i].lower() not in _STOPWORDS and tokens[i + n - 1].lower() not in _STOPWORDS]
+        found += [t for t in tokens if len(t) > 3 and t.lower() not in _STOPWORDS]
+    lowered = [r.lower() for r in references]
+    ref_words = {w for r in lowered for w in re.findall(r"[\w'-]+", r) if w not in _STOPWORDS}
+    keep = []
+    for span in dict.fromkeys(f.strip() for f in found):
+        low = span.lower()
+        if len(low) < 2 or low in _STOPWORDS or ref_words & set(re.findall(r"[\w'-]+", low)) or any(
+                re.search(rf"\b{re.escape(r)}\b", low) or re.search(rf"\b{re.escape(low)}\b", r) for r in lowered):
+            continue
+        keep.append(span)
+    return keep[:12]
+
+
+def item_from_reference(question: str | None, references: list[str], category: str | None = None,
+                        task: str = "user") -> Item:
+    """An :class:`Item` from a user's question and references, with what can be read off them: options
+    (multiple choice), the value and unit (math), other spans of the passage (extraction)."""
+    question = question or ""
+    ref = references[0]
+    category = category or infer_category(question, ref)
+    item = Item(category, question, list(references), task=task, asked="the answer")
+    if category == "multiple_choice":
+        labels, options = parse_options(question)
+        m = _LABEL.match(ref)
+        key = m[1].upper() if m and re.fullmatch(r"\W*\w\W*", ref.split()[0]) else None
+        if options and key not in labels and ref.strip() in options:
+            key = labels[options.index(ref.strip())]
+        if key is None:
+            raise ValueError(f"multiple-choice reference {ref!r} is not an option label")
+        if key not in labels:  # options not found in the question: letters only
+            labels = [chr(ord("A") + i) for i in range(max(4, ord(key) - ord("A") + 1))] if key.isalpha() \
+                else [str(i + 1) for i in range(max(4, int(key)))]
+            options = []
+        item.labels, item.options, item.correct = labels, options, labels.index(key)
+        return item
+    if category == "open_math":
+        value = parse_number(ref)
+        if value is not None:
+            unit = re.sub(r"^[\s$€£\d.,/+\-−]*", "", ref).strip()
+            item.is_money = "$" in ref or unit in ("dollars", "USD")
+            item.unit = "percent" if unit == "%" else "" if item.is_money else unit
+            item.alt_units = list(UNIT_ALTERNATIVES.get(item.unit, []))
+            item.value = value
+            numbers = [parse_number(n) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", question)]
+            item.intermediates = [n for n in dict.fromkeys(numbers) if n is not None and n != value]
+            item.forms = [("reference", r) for r in references] + _number_forms(item, value, correct=True)[1:]
+            if item.unit == "percent":
+                item.forms.append(("percent_sign", f"{fmt(value)}%"))
+            return item
+    if _UNANSWERABLE.match(ref):
+        item.answerable = False
+        item.forms = [("reference", r) for r in references] + [
+            ("paraphrase", "The passage does not say."), ("paraphrase", "This cannot be determined from the text.")]
+    item.spans = _question_spans(question, references)
+    return item
 
 
 # ----------------------------------------------------------------------------- command line

@@ -1,0 +1,131 @@
+"""Bootstrap a labelled training set from a user's (question, reference) rows.
+
+``python -m bertjudge synth --input QR.jsonl --out DIR`` reads one JSON object per line with
+``question`` (string or null), ``reference`` (string) or ``references`` (list of strings), and
+optionally ``category`` and ``task``; it writes ``train.jsonl`` and ``val.jsonl`` (split by question,
+so no question is in both) with correct and wrong candidates per question, in the embedded corpus's
+styles (``bertjudge.data.corpus``): bare, "Final answer:", ``\\boxed{}``, markdown, explanations,
+reasoning, hedges, refusals, truncations, text addressed to the judge.
+
+What it can know, and what it cannot:
+
+* Correct candidates restate a reference (or an equivalent form the generator can prove: the same
+  number as a fraction, decimal, words, with the reference's unit; an option's label or its text)
+  and are right by construction.
+* Wrong candidates come only from what the row shows: another option of a multiple-choice question
+  (options parsed from the question text), the number off by one, its sign flipped, scaled by ten,
+  a number copied from the question, the right number with another unit (math), another span of
+  the passage (extraction), or answers that are wrong in any domain (negating the reference,
+  hedging between answers, listing all options, refusing, stopping before the answer, a reasoning
+  that states something else at the end, an injection aimed at the judge).
+* It cannot invent wrong answers that need domain knowledge beyond the reference (a plausible but
+  false capital, a typical reasoning mistake specific to the problem), and it cannot know aliases
+  the references do not list: a passage span offered as a wrong answer can be a synonym of the
+  reference (e.g. "the French capital" for "Paris"). Review a sample before training on it; for
+  real model outputs, label them with a teacher instead.
+
+Category is inferred when missing: a numeric reference -> ``open_math``; a single option label with
+options listed in the question -> ``multiple_choice``; anything else -> ``context_extraction``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+from pathlib import Path
+
+from bertjudge import records
+from bertjudge.data import corpus
+
+SYNTH_VERSION = "synth-v1"
+LABEL_SOURCE = f"synthetic:{SYNTH_VERSION}"
+
+
+def read_rows(path: Path) -> list[dict]:
+    """Validated (question, references, category, task) rows; RecordError names the file and line."""
+    if not path.is_file():
+        raise records.RecordError(f"{path}: no such file")
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for lineno, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise records.RecordError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
+            rec = records.normalize({**obj, "candidate": ""} if isinstance(obj, dict) else obj, where)
+            if rec["category"] == "other" and obj.get("category") is None:
+                rec["category"] = None  # to be inferred
+            rows.append({"question": rec["question"], "references": rec["references"], "category": rec["category"],
+                         "task": obj.get("task") or "synth", "where": where})
+    if not rows:
+        raise records.RecordError(f"{path}: empty file, no rows")
+    return rows
+
+
+def synthesize(rows: list[dict], per_question: int = 4, seed: int = 0, val_fraction: float = 0.1) -> list[dict]:
+    """Labelled records: per question, ``per_question`` candidates, half correct and half wrong
+    (the extra one correct when odd), each text distinct; split by a hash of the question."""
+    rng = random.Random(f"{SYNTH_VERSION}/{seed}")
+    models = list(corpus.MODELS)
+    out = []
+    for row in rows:
+        try:
+            item = corpus.item_from_reference(row["question"], row["references"], row["category"], row["task"])
+        except ValueError as err:
+            raise records.RecordError(f"{row['where']}: {err}") from None
+        h = int(hashlib.md5((row["question"] or "").encode("utf-8")).hexdigest()[:8], 16)
+        split = "val" if h % 1000 < val_fraction * 1000 else "train"
+        texts = set()
+        labels = [1, 0] * (per_question // 2) + [1] * (per_question % 2)
+        for label in labels:
+            for _ in range(20):
+                model = rng.choice(models)
+                text, meta = corpus.candidate(item, label, rng, model)
+                if text.strip() not in texts:
+                    break
+            else:
+                continue
+            texts.add(text.strip())
+            meta.update(source=row["where"], inferred_category=row["category"] is None)
+            out.append({
+                "id": records.make_id(item.task, item.question, model, meta["kind"], text),
+                "task": item.task, "category": item.category, "question": row["question"], "candidate": text,
+                "references": list(row["references"]), "label": label, "label_source": LABEL_SOURCE,
+                "candidate_model": model, "split": split, "meta": meta,
+            })
+    return out
+
+
+def cli(argv: list[str]) -> int:
+    """``python -m bertjudge synth --input QR.jsonl --out DIR``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bertjudge synth", description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--input", required=True, type=Path, help="JSONL of question/reference(s)[/category/task] rows")
+    parser.add_argument("--out", required=True, type=Path, help="output folder for train.jsonl and val.jsonl")
+    parser.add_argument("--per-question", type=int, default=4, help="candidates per question, half correct (default 4)")
+    parser.add_argument("--val-fraction", type=float, default=0.1, help="share of questions in val.jsonl (default 0.1)")
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    args = parser.parse_args(argv)
+    if args.per_question < 1 or not 0 <= args.val_fraction < 1:
+        parser.error("--per-question must be >= 1 and --val-fraction in [0, 1)")
+    try:
+        rows = read_rows(args.input)
+        made = synthesize(rows, args.per_question, args.seed, args.val_fraction)
+    except records.RecordError as err:
+        print(f"synth: {err}", file=sys.stderr)
+        return 2
+    splits = {name: [r for r in made if r["split"] == name] for name in ("train", "val")}
+    for name, part in splits.items():
+        if part:
+            records.write_records(args.out / f"{name}.jsonl", part)
+    print(corpus.summary(splits))
+    print(f"wrote {', '.join(f'{n}.jsonl ({len(p)})' for n, p in splits.items() if p)} to {args.out} "
+          f"from {len(rows)} questions")
+    return 0
