@@ -336,7 +336,8 @@ def test_special_candidates(items):
         for item in pool[:60]:
             text, meta = corpus.candidate(item, 0, rng, kind="truncated")
             assert "final answer" not in text.lower() and meta["style"] == "truncated"
-            assert not text.rstrip().endswith(tuple(f" {r}" for r in item.references))
+            answer = item.options[item.correct] if item.options else corpus.fmt(item.value) if item.value else item.references[0]
+            assert not re.search(rf"(?<![\w.]){re.escape(answer)}(?![\w])", text.rsplit("\n", 1)[-1]), (answer, text)
             text, _ = corpus.candidate(item, 0, rng, kind="refusal")
             assert text in corpus.REFUSALS
             text, _ = corpus.candidate(item, 0, rng, kind="judge_injection")

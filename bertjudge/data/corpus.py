@@ -1366,7 +1366,9 @@ def _k_truncated(item, rng, model):
     pre, decisive = _rationale(item, basis, rng)
     line = decisive[0]
     cut = len(line) // 2
-    for ref in [item.references[0]] + [t for _, t in item.forms]:
+    named = [item.options[item.correct]] if item.options else []
+    named += [fmt(item.value), money(item.value)] if item.value is not None else []
+    for ref in item.references + [t for _, t in item.forms] + named:
         pos = line.find(ref) if ref else -1
         if 0 <= pos < cut:
             cut = pos
