@@ -1,5 +1,4 @@
 import random
-import time
 
 import pytest
 
@@ -85,12 +84,12 @@ def test_never_raises(bad):
     normalize_answer(bad)
 
 
-def test_fast_on_long_text():
+def test_long_and_pathological_texts():
+    """Inputs that make backtracking regexes explode; speed itself is measured in benchmarks/."""
     rng = random.Random(0)
     words = "we compute the sum of 12 and 3,400 then divide by 7 so x = 5.5 and maybe 3 but".split()
-    texts = [" ".join(rng.choice(words) for _ in range(1200))[:5000] for _ in range(20)]
-    texts += ["\\boxed{" * 700, "{" * 5000, "1," * 2500]
-    start = time.perf_counter()
-    for text in texts:
-        final_answer(text)
-    assert (time.perf_counter() - start) / len(texts) < 1e-3
+    long_text = " ".join(rng.choice(words) for _ in range(1200))[:5000] + " so x = 5.5"
+    assert final_answer(long_text) == "5.5"
+    assert final_answer("\\boxed{" * 700) is None  # never closed
+    assert final_answer("{" * 5000) is None
+    assert final_answer("1," * 2500) == "1"
