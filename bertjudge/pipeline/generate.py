@@ -1,0 +1,181 @@
+"""``python -m bertjudge generate``: a candidate LLM answers benchmark tasks; its answers become records.
+
+Backends (greedy decoding): a local transformers model (batched, left padding), vLLM when it is
+installed and a GPU is there, or any OpenAI-compatible server (``--server``). The prompt is the
+task's question with the variant's answer-format instruction, sent as one user turn through the
+model's chat template. A model that thinks (``<think>…</think>``) keeps only the part after its
+thinking as candidate (an unfinished thought leaves an empty candidate); the raw output is kept in
+``meta.raw``.
+
+One file per task, split, model and variant: ``OUT/<task>.<split>.<model>.<variant>.jsonl``. Each
+record's id derives from task, item, model and variant, so a rerun skips what is done: answers are
+appended to ``<file>.partial`` as they come, and the final file replaces it in one rename.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from bertjudge.pipeline.tasks import VARIANTS, Task, digest, get_task
+from bertjudge.records import RecordError, make_id, read_records, write_records
+
+THINK_START, THINK_END = "<think>", "</think>"
+
+
+def split_thinking(text: str) -> tuple[str, bool]:
+    """(the answer after any thinking, whether the output had thinking)."""
+    if THINK_END in text:
+        return text.rsplit(THINK_END, 1)[1].strip(), True
+    if THINK_START in text:
+        return "", True  # the thought never finished: no answer
+    return text, False
+
+
+class VLLMBackend:
+    """vLLM offline inference (``pip install vllm``), greedy, through the model's chat template."""
+
+    kind = "vllm"
+
+    def __init__(self, model: str, dtype: str | None = None, thinking: bool = False):
+        if importlib.util.find_spec("vllm") is None:
+            raise ImportError("the vllm backend needs `pip install vllm` (and a GPU)")
+        from vllm import LLM
+
+        from bertjudge import backbones
+
+        self.name, self.thinking = model, thinking
+        self.llm = LLM(model=backbones.resolve(model), dtype=dtype or "auto")
+
+    def config(self) -> dict:
+        return {"kind": self.kind, "model": self.name, "thinking": self.thinking}
+
+    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+        from vllm import SamplingParams
+
+        outputs = self.llm.chat(conversations, SamplingParams(temperature=0, max_tokens=max_tokens), use_tqdm=False,
+                                chat_template_kwargs={"enable_thinking": self.thinking})
+        return [output.outputs[0].text for output in outputs]
+
+
+def make_backend(model: str, backend: str = "auto", server: str | None = None, batch_size: int = 8,
+                 dtype: str | None = None, thinking: bool = False):
+    """An OpenAI-compatible client when ``server`` is given, else vLLM or transformers (``auto``: vLLM
+    when installed and CUDA is available)."""
+    from bertjudge.judges.backends import OpenAIBackend, TransformersBackend
+
+    if server:
+        return OpenAIBackend(server, model)
+    if backend == "auto":
+        import torch
+
+        backend = "vllm" if importlib.util.find_spec("vllm") and torch.cuda.is_available() else "transformers"
+    if backend == "vllm":
+        return VLLMBackend(model, dtype, thinking)
+    return TransformersBackend(model, dtype=dtype, batch_size=batch_size, thinking=thinking)
+
+
+def file_name(task: str, split: str, model: str, variant: str) -> str:
+    return f"{task}.{split}.{model.replace('/', '--')}.{variant}.jsonl"
+
+
+def _previous(path: Path, partial: Path, settings: dict) -> dict[str, dict]:
+    """Records already generated (final file, then the partial one); refused if made with other settings."""
+    done = {rec["id"]: rec for rec in read_records(path)} if path.exists() else {}
+    if partial.exists():
+        with open(partial, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:  # a line cut by the interruption: generate it again
+                    continue
+                done[rec["id"]] = rec
+    for rec in done.values():
+        if rec["meta"].get("generation") != settings:
+            raise RecordError(f"{path}: {rec['id']} was generated with {rec['meta'].get('generation')}, not "
+                              f"{settings}; write to another folder or delete {path} and {partial}")
+    return done
+
+
+def generate_file(backend, task: Task, items: list[dict], variant: str, split: str, model_name: str, out: Path,
+                  max_new_tokens: int = 2048, chunk_size: int = 64, progress: bool = False) -> Path:
+    """Generate the candidates of one task and variant into ``out`` (resumable); return the file."""
+    config = backend.config()
+    settings = {"backend": config["kind"], "model": config["model"], "thinking": config.get("thinking", False),
+                "decoding": "greedy", "max_new_tokens": max_new_tokens}
+    path = out / file_name(task.name, split, model_name, variant)
+    partial = path.with_name(path.name + ".partial")
+    done = _previous(path, partial, settings)
+    todo = []
+    for item in items:
+        rec_id = make_id(task.name, item["item"], model_name, variant, "")
+        if rec_id not in done:
+            todo.append((rec_id, item, task.question(item["body"], variant)))
+    bar = None
+    if progress and todo:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(todo), desc=f"{task.name}/{variant}", unit="answer")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial, "a", encoding="utf-8") as handle:
+        for start in range(0, len(todo), chunk_size):
+            chunk = todo[start: start + chunk_size]
+            outputs = backend.complete([[{"role": "user", "content": q}] for _, _, q in chunk], max_new_tokens)
+            for (rec_id, item, question), raw in zip(chunk, outputs, strict=True):
+                candidate, thought = split_thinking(raw)
+                meta = {"item": item["item"], "variant": variant, "prompt_hash": digest(question)[:16],
+                        "generation": settings, **({"raw": raw} if thought else {})}
+                done[rec_id] = {"id": rec_id, "task": task.name, "category": task.category, "question": question,
+                                "candidate": candidate, "references": item["references"], "label": None,
+                                "label_source": None, "candidate_model": model_name, "split": split, "meta": meta}
+                handle.write(json.dumps(done[rec_id], ensure_ascii=False) + "\n")
+            handle.flush()
+            if bar is not None:
+                bar.update(len(chunk))
+    if bar is not None:
+        bar.close()
+    if done:
+        write_records(path, done.values())
+    partial.unlink()
+    return path
+
+
+def cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bertjudge generate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", required=True, help="hub id or local folder (or the name a --server knows)")
+    parser.add_argument("--model-name", help="the candidate_model to record (default: --model, a folder's name)")
+    parser.add_argument("--tasks", nargs="+", required=True, help="task names or JSONL/Parquet files of "
+                        "(question, reference[s]) rows")
+    parser.add_argument("--category", help="category of file tasks (default: from the file name, else 'other')")
+    parser.add_argument("--variant", nargs="+", default=["soft"], choices=VARIANTS, help="answer-format instruction(s)")
+    parser.add_argument("--split", default="test", help="train or test (default test)")
+    parser.add_argument("--data-dir", help="local copies of the datasets (offline); default: the hub")
+    parser.add_argument("--limit", type=int, help="at most this many items per task (a seeded sample)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", required=True, help="output folder")
+    parser.add_argument("--server", help="OpenAI-compatible API root, e.g. http://localhost:8000/v1")
+    parser.add_argument("--backend", choices=("auto", "transformers", "vllm"), default="auto")
+    parser.add_argument("--batch-size", type=int, default=8, help="local prompts per forward pass")
+    parser.add_argument("--dtype", help="local weights dtype, e.g. bfloat16")
+    parser.add_argument("--thinking", action="store_true", help="enable thinking in the chat template (Qwen3)")
+    parser.add_argument("--max-new-tokens", type=int, default=2048)
+    parser.add_argument("--chunk-size", type=int, default=64, help="answers per partial-file flush")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    model_name = args.model_name or (Path(args.model).name if Path(args.model).exists() else args.model)
+    try:
+        tasks = [get_task(spec, args.category) for spec in args.tasks]
+        work = [(task, task.items(args.split, args.data_dir, args.limit, args.seed)) for task in tasks]
+        backend = make_backend(args.model, args.backend, args.server, args.batch_size, args.dtype, args.thinking)
+        for task, items in work:
+            for variant in args.variant:
+                path = generate_file(backend, task, items, variant, args.split, model_name, Path(args.out),
+                                     args.max_new_tokens, args.chunk_size, progress=not args.no_progress)
+                print(f"{task.name}/{variant}: {len(items)} items → {path}")
+    except (RecordError, ValueError, FileNotFoundError, ImportError) as err:
+        print(f"bertjudge generate: error: {err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,109 @@
+"""Candidate generation: a tiny random Llama with a real tokenizer, resuming, thinking outputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bertjudge import backbones
+from bertjudge.pipeline.generate import cli, file_name, generate_file, split_thinking
+from bertjudge.pipeline.tasks import TASKS
+from bertjudge.records import RecordError, read_records
+
+DATA = Path(__file__).parent / "fixtures" / "pipeline"
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory):
+    """A random 2-layer Llama with the MiniLM tokenizer and a minimal chat template."""
+    import torch
+    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
+
+    folder = tmp_path_factory.mktemp("tiny-llama")
+    tokenizer = AutoTokenizer.from_pretrained(backbones.resolve("sentence-transformers/all-MiniLM-L6-v2"))
+    tokenizer.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                               "{% if add_generation_prompt %}assistant:{% endif %}")
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
+                         pad_token_id=tokenizer.pad_token_id, bos_token_id=101, eos_token_id=102)
+    torch.manual_seed(0)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return str(folder)
+
+
+def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypatch):
+    user_task = tmp_path / "capitals.jsonl"
+    user_task.write_text(json.dumps({"question": "Capital of France?", "reference": "Paris"}) + "\n")
+    out = tmp_path / "out"
+    args = ["--model", tiny_llama, "--tasks", "gsm8k", str(user_task), "--data-dir", str(DATA), "--variant", "soft",
+            "strict", "--out", str(out), "--max-new-tokens", "4", "--batch-size", "2", "--no-progress"]
+    assert cli(args) == 0
+    files = sorted(p.name for p in out.iterdir())
+    assert files == sorted(file_name(t, "test", "tiny-llama0", v) for t in ("gsm8k", "capitals") for v in ("soft", "strict"))
+    records = read_records(out / file_name("gsm8k", "test", "tiny-llama0", "soft"))
+    assert len(records) == 2 and [r["references"] for r in records] == [["31"], ["25000"]]
+    first = records[0]
+    assert first["candidate_model"] == "tiny-llama0" and first["split"] == "test" and first["label"] is None
+    assert first["question"].endswith("end your response with 'Final answer: X', where X is the final result "
+                                      "(a number or a mathematical expression).")
+    assert first["meta"]["generation"] == {"backend": "transformers", "model": tiny_llama, "thinking": False,
+                                           "decoding": "greedy", "max_new_tokens": 4}
+    assert first["meta"]["variant"] == "soft" and len(first["meta"]["prompt_hash"]) == 16
+    assert isinstance(first["candidate"], str)
+    strict = read_records(out / file_name("gsm8k", "test", "tiny-llama0", "strict"))
+    assert {r["id"] for r in strict}.isdisjoint(r["id"] for r in records)
+    assert [r["meta"]["item"] for r in strict] == [r["meta"]["item"] for r in records]
+
+    calls = []
+    from bertjudge.judges.backends import TransformersBackend
+
+    original = TransformersBackend.complete
+    monkeypatch.setattr(TransformersBackend, "complete", lambda self, c, m: calls.append(len(c)) or original(self, c, m))
+    assert cli(args) == 0 and calls == []  # everything was done
+    assert read_records(out / file_name("gsm8k", "test", "tiny-llama0", "soft")) == records
+    assert cli([*args, "--max-new-tokens", "5"]) == 1  # other settings: refused, not mixed
+
+
+class Scripted:
+    kind = "scripted"
+
+    def __init__(self, outputs):
+        self.outputs, self.calls = list(outputs), []
+
+    def config(self):
+        return {"kind": self.kind, "model": "scripted"}
+
+    def complete(self, conversations, max_tokens):
+        self.calls.append([c[0]["content"] for c in conversations])
+        return [self.outputs.pop(0) for _ in conversations]
+
+
+def test_resume_from_a_partial_file_and_thinking(tmp_path):
+    items = TASKS["math"].items("test", data_dir=DATA)
+    first = Scripted(["<think>halve it</think>\nFinal answer: 1/2", "x", "y"])
+    path = generate_file(first, TASKS["math"], items, "free", "test", "m", tmp_path, chunk_size=1)
+    records = read_records(path)
+    assert records[0]["candidate"] == "Final answer: 1/2"
+    assert records[0]["meta"]["raw"].startswith("<think>halve it</think>") and "raw" not in records[1]["meta"]
+    assert records[0]["question"] == items[0]["body"]  # free: no instruction
+    assert records[0]["references"] == ["\\frac{1}{2}"]
+    lines = [json.dumps(r) for r in records[:2]]
+    path.unlink()
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[1][:20])  # interrupted mid-line
+    second = Scripted(["z"])
+    generate_file(second, TASKS["math"], items, "free", "test", "m", tmp_path)
+    assert second.calls == [[items[2]["body"]]] and not partial.exists()
+    assert [r["candidate"] for r in read_records(path)] == ["Final answer: 1/2", "x", "z"]
+    with pytest.raises(RecordError, match="generated with"):
+        generate_file(Scripted([]), TASKS["math"], items, "free", "test", "m", tmp_path, max_new_tokens=7)
+
+
+def test_split_thinking():
+    assert split_thinking("<think>a</think> b") == ("b", True)
+    assert split_thinking("reasoning without the opening tag</think>\nFinal answer: 3") == ("Final answer: 3", True)
+    assert split_thinking("<think>never finished") == ("", True)
+    assert split_thinking("plain") == ("plain", False)
