@@ -182,6 +182,9 @@ def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
             with open(tmp, "w", encoding="utf-8") as handle:
                 for rec in records:
                     handle.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; give the usual permissions
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
