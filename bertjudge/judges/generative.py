@@ -89,8 +89,11 @@ def verdict_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
     """log P(True) − log P(False) of the next token at ``positions`` (one per row).
 
     Only the two rows of the LM head are needed: the softmax normalizer cancels in the difference.
+    Positions count real tokens only, so left and right padding give the same result.
     """
-    hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    position_ids = (attention_mask.cumsum(1) - 1).clamp(min=0)
+    hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
+                                 position_ids=position_ids).last_hidden_state
     h = hidden[torch.arange(len(positions), device=hidden.device), positions]
     head = model.get_output_embeddings()
     logits = h @ head.weight[verdict_ids].T

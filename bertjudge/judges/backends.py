@@ -1,0 +1,278 @@
+"""Off-the-shelf LLM judges at scale: inference backends and ``PromptedJudge``.
+
+A backend answers two calls on lists of chat conversations: ``complete`` (greedy text) and
+``verdict_logits`` (log P(True) − log P(False) of the first answer token, NaN when unknown).
+
+- ``TransformersBackend``: a local Hugging Face causal LM, batched, left padding.
+- ``OpenAIBackend``: any OpenAI-compatible server (vLLM, llama.cpp, hosted APIs) over HTTP, with
+  concurrent requests, retries with back-off, and a clear error when the server is unreachable.
+
+``PromptedJudge`` puts the ``GenerativeJudge`` prompt (``bertjudge.judges.prompt``) in front of a
+backend. It does not train; ``save(folder)`` writes a ``judge.json`` that ``Judge.load`` and
+``python -m bertjudge judge`` accept (an API key is read from an environment variable, never saved).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, messages, parse_verdict, shorten
+
+JUDGE_FILE = "judge.json"
+
+
+class BackendError(RuntimeError):
+    """A backend that cannot answer (server unreachable, refused request, malformed reply)."""
+
+
+class TransformersBackend:
+    """A local causal LM through its chat template, in batches with left padding.
+
+    Args:
+        model: a hub id (resolved to an offline copy when one is installed) or a local folder.
+        dtype: weights dtype name (``bfloat16``…); None keeps the checkpoint's default.
+        device: ``cpu``, ``cuda``…; None picks CUDA when available.
+        batch_size: prompts per forward pass.
+        thinking: passed to the chat template as ``enable_thinking`` (Qwen3).
+    """
+
+    kind = "transformers"
+
+    def __init__(self, model: str, dtype: str | None = None, device: str | None = None, batch_size: int = 8,
+                 thinking: bool = False):
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from bertjudge import backbones
+
+        path = backbones.resolve(model)
+        self.name, self.batch_size, self.thinking = model, batch_size, thinking
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
+        self.model = AutoModelForCausalLM.from_pretrained(path, **kwargs).to(self.device).eval()
+        self.verdict_ids = [self.tokenizer(w, add_special_tokens=False)["input_ids"][0] for w in VERDICT_WORDS]
+
+    def config(self) -> dict:
+        return {"kind": self.kind, "model": self.name, "batch_size": self.batch_size, "thinking": self.thinking}
+
+    def _batches(self, conversations: list[list[dict]]):
+        prompts = [self.tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True,
+                                                      enable_thinking=self.thinking) for c in conversations]
+        for start in range(0, len(prompts), self.batch_size):
+            batch = self.tokenizer(prompts[start: start + self.batch_size], padding=True, add_special_tokens=False,
+                                   return_tensors="pt").to(self.device)
+            yield batch["input_ids"], batch["attention_mask"]
+
+    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+        from bertjudge.judges.generative import generate
+
+        return [text for ids, mask in self._batches(conversations)
+                for text in generate(self.model, self.tokenizer, ids, mask, max_tokens)]
+
+    def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
+        import torch
+
+        from bertjudge.judges.generative import verdict_logits
+
+        out = []
+        with torch.inference_mode():
+            for ids, mask in self._batches(conversations):  # left padding: the prompt ends in the last column
+                last = torch.full((len(ids),), ids.shape[1] - 1, device=ids.device)
+                out += verdict_logits(self.model, ids, mask, self.verdict_ids, last).cpu().tolist()
+        return np.array(out, dtype=float)
+
+
+class OpenAIBackend:
+    """Any server with the OpenAI chat completions API.
+
+    Args:
+        base_url: the API root, e.g. ``http://localhost:8000/v1``.
+        model: the model name the server knows.
+        api_key_env: the environment variable holding the API key (unset: no key is sent).
+        concurrency: requests in flight at once.
+        retries: further attempts after a failed request (connection error, 429, 5xx).
+        backoff: seconds before the first retry, doubled each time.
+        timeout: seconds per request.
+        top_logprobs: how many alternatives to ask for in direct mode (the server must support logprobs).
+    """
+
+    kind = "openai"
+
+    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
+                 retries: int = 3, backoff: float = 1.0, timeout: float = 120.0, top_logprobs: int = 20):
+        self.base_url, self.model, self.api_key_env = base_url.rstrip("/"), model, api_key_env
+        self.concurrency, self.retries, self.backoff, self.timeout = concurrency, retries, backoff, timeout
+        self.top_logprobs = top_logprobs
+
+    def config(self) -> dict:
+        return {"kind": self.kind, "base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env,
+                "concurrency": self.concurrency, "retries": self.retries, "backoff": self.backoff,
+                "timeout": self.timeout, "top_logprobs": self.top_logprobs}
+
+    def _post(self, body: dict) -> dict:
+        url = f"{self.base_url}/chat/completions"
+        headers = {"Content-Type": "application/json"}
+        if os.environ.get(self.api_key_env):
+            headers["Authorization"] = f"Bearer {os.environ[self.api_key_env]}"
+        data = json.dumps(body).encode()
+        for attempt in range(self.retries + 1):
+            try:
+                request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read())
+            except urllib.error.HTTPError as err:  # the server answered with an error status
+                if err.code != 429 and err.code < 500 or attempt == self.retries:
+                    detail = err.read().decode(errors="replace")[:500]
+                    raise BackendError(f"{url} refused the request: HTTP {err.code}: {detail}") from err
+            except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
+                if attempt == self.retries:
+                    reason = getattr(err, "reason", err)
+                    raise BackendError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({reason}) "
+                                       f"after {self.retries + 1} attempts: is it running and is the URL right?") from err
+            time.sleep(self.backoff * 2 ** attempt)
+        raise AssertionError("unreachable")
+
+    def _map(self, function, items: list) -> list:
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            return list(pool.map(function, items))
+
+    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+        def one(conversation):
+            reply = self._post({"model": self.model, "messages": conversation, "max_tokens": max_tokens,
+                                "temperature": 0})
+            try:
+                return reply["choices"][0]["message"]["content"] or ""
+            except (KeyError, IndexError, TypeError) as err:
+                raise BackendError(f"{self.base_url}: malformed reply {str(reply)[:300]}") from err
+
+        return self._map(one, conversations)
+
+    def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
+        def one(conversation):
+            reply = self._post({"model": self.model, "messages": conversation, "max_tokens": 1, "temperature": 0,
+                                "logprobs": True, "top_logprobs": self.top_logprobs})
+            try:
+                top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+            except (KeyError, IndexError, TypeError) as err:
+                raise BackendError(f"{self.base_url}: no logprobs in the reply (does the server support "
+                                   f"them? use mode=reasoning otherwise): {str(reply)[:300]}") from err
+            return logit_from_top_logprobs(top)
+
+        return np.array(self._map(one, conversations), dtype=float)
+
+
+def logit_from_top_logprobs(top: list[dict]) -> float:
+    """log P(True) − log P(False) from a first token's top alternatives.
+
+    The tokens must be exactly ``True`` and ``False`` (what follows the assistant header, as in
+    ``GenerativeJudge``). A verdict word missing from the list gets the lowest listed
+    log-probability (an upper bound); NaN when neither is listed.
+    """
+    best = {item["token"]: item["logprob"] for item in top if item["token"] in VERDICT_WORDS}
+    if not best:
+        return math.nan
+    floor = min(item["logprob"] for item in top)
+    return best.get("True", floor) - best.get("False", floor)
+
+
+def make_backend(config: dict):
+    """A backend from its ``config()``."""
+    kinds = {"openai": OpenAIBackend, "transformers": TransformersBackend}
+    args = dict(config)
+    kind = args.pop("kind")
+    if kind not in kinds:
+        raise ValueError(f"unknown backend kind {kind!r}; choose from {sorted(kinds)}")
+    return kinds[kind](**args)
+
+
+class PromptedJudge:
+    """An off-the-shelf LLM judge behind a backend; ``score_records`` returns P(correct).
+
+    Args:
+        backend: a ``TransformersBackend`` or ``OpenAIBackend``.
+        mode: ``direct`` (verdict-token probability; over HTTP the server must return logprobs) or
+            ``reasoning`` (generate, then parse: 1., 0., or NaN when unreadable, flagged in ``details``).
+        order: the prompt's parts, letters of ``bertjudge.formats`` (Q, R, C, A).
+        max_chars: a longer question or candidate keeps its head and tail (no tokenizer here).
+        max_new_tokens: the generation bound of reasoning mode.
+        threshold: P(correct) at or above which the verdict is "correct".
+    """
+
+    temperature = 1.0
+
+    def __init__(self, backend, mode: str = "reasoning", order: str = "QRC", max_chars: int = 6000,
+                 max_new_tokens: int = 512, threshold: float = 0.5):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        from bertjudge.formats import JudgeFormat
+
+        self.backend, self.mode, self.max_chars, self.max_new_tokens = backend, mode, max_chars, max_new_tokens
+        self.order, self.parts, self.threshold = order, JudgeFormat(order=order).parts, threshold
+
+    @property
+    def name(self) -> str:
+        return f"{self.backend.kind}:{self.backend.config()['model']}@{PROMPT_VERSION}/{self.mode}"
+
+    def conversation(self, record: dict) -> list[dict]:
+        from bertjudge.extract import final_answer
+        from bertjudge.formats import NO_ANSWER, REFERENCE_JOIN
+
+        texts = {"question": shorten(record.get("question") or "", self.max_chars),
+                 "candidate": shorten(record["candidate"], self.max_chars),
+                 "reference": REFERENCE_JOIN.join(record["references"])}
+        if "answer" in self.parts:
+            texts["answer"] = final_answer(record["candidate"]) or NO_ANSWER
+        return messages(texts, self.parts, self.mode)
+
+    def details(self, records: list[dict], progress: bool = False) -> list[dict]:
+        """Per record: ``output`` (reasoning mode), ``verdict``, ``unparsed`` and ``score``."""
+        conversations = [self.conversation(r) for r in records]
+        if self.mode == "direct":
+            logits = self.backend.verdict_logits(conversations)
+            scores = 1 / (1 + np.exp(-logits))
+            return [{"output": None, "verdict": None if math.isnan(s) else bool(s >= self.threshold),
+                     "unparsed": math.isnan(s), "score": float(s)} for s in scores]
+        rows = []
+        for text in self.backend.complete(conversations, self.max_new_tokens):
+            verdict = parse_verdict(text)
+            rows.append({"output": text, "verdict": verdict, "unparsed": verdict is None,
+                         "score": math.nan if verdict is None else float(verdict)})
+        return rows
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """P(correct) per record (NaN where the verdict could not be read); ``batch_size`` is unused."""
+        return np.array([row["score"] for row in self.details(records, progress)], dtype=float)
+
+    def config(self) -> dict:
+        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "backend": self.backend.config(),
+                "mode": self.mode, "order": self.order, "max_chars": self.max_chars,
+                "max_new_tokens": self.max_new_tokens, "threshold": self.threshold,
+                "temperature": self.temperature, "prompt_version": PROMPT_VERSION}
+
+    def save(self, folder: str | os.PathLike) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / JUDGE_FILE).write_text(json.dumps(self.config(), indent=2) + "\n")
+        return folder
+
+    @classmethod
+    def from_export(cls, folder: str | os.PathLike) -> "PromptedJudge":
+        config = json.loads((Path(folder) / JUDGE_FILE).read_text())
+        if config["prompt_version"] != PROMPT_VERSION:
+            raise ValueError(f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
+                             f"{PROMPT_VERSION!r}")
+        return cls(make_backend(config["backend"]), mode=config["mode"], order=config["order"],
+                   max_chars=config["max_chars"], max_new_tokens=config["max_new_tokens"],
+                   threshold=config["threshold"])
