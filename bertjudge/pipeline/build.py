@@ -18,7 +18,7 @@ The mix file (YAML; every key optional)::
 
 Unlabelled rows are dropped. Written: ``train``, ``val``, ``test``, ``ood_task`` (held-out tasks),
 ``ood_model`` (held-out model families) and ``ood_both`` as JSONL (empty splits are not written),
-and ``manifest.json`` with the counts per category/task/model cell of every split.
+and ``manifest.json`` with the rows per category → task → candidate model of every split.
 """
 
 from __future__ import annotations
@@ -106,8 +106,12 @@ def weighted_counts(records: list[dict], size: int, weights: dict) -> dict[str, 
     return counts
 
 
-def cell_counts(records: list[dict]) -> dict[str, int]:
-    return dict(sorted(Counter("/".join(rec[k] or "" for k in LEVELS) for rec in records).items()))
+def cell_counts(records: list[dict]) -> dict[str, dict[str, dict[str, int]]]:
+    """Rows per cell as ``{category: {task: {candidate model: n}}}``."""
+    out: dict = {}
+    for (category, task, model), n in sorted(Counter(tuple(r[k] or "" for k in LEVELS) for r in records).items()):
+        out.setdefault(category, {}).setdefault(task, {})[model] = n
+    return out
 
 
 def build(records: list[dict], mix: dict) -> tuple[dict[str, list[dict]], dict]:
