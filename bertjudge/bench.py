@@ -635,14 +635,18 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
     ax.set_ylabel("accuracy")
     ymin = min([float(r["accuracy"]) for r in scored] + [0.5]) - 0.08
     ax.set_ylim(ymin, 1.0)
-    for i, r in enumerate(unscored):
-        ax.scatter(x(r), ymin + 0.01, marker="|", s=200, color="gray")
-        ax.annotate(r["name"], (x(r), ymin + 0.01), rotation=60, fontsize=7, color="gray",
+    same_cost: dict[float, list[str]] = {}
+    for r in unscored:
+        same_cost.setdefault(x(r), []).append(r["name"])
+    for i, (flops, names) in enumerate(sorted(same_cost.items())):
+        label = names[0] + (f" (+{len(names) - 1} of the same cost)" if len(names) > 1 else "")
+        ax.scatter(flops, ymin + 0.01, marker="|", s=200, color="gray")
+        ax.annotate(label, (flops, ymin + 0.01), rotation=60, fontsize=7, color="gray",
                     textcoords="offset points", xytext=(2, 6 + 4 * (i % 2)))
     ax.set_title("bertjudge: accuracy vs compute (gray ticks: cost only, accuracy not available)")
     ax.grid(True, which="both", alpha=0.3)
     if front:
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
