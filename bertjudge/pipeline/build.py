@@ -200,3 +200,7 @@ def cli(argv: list[str]) -> int:
         print(f"{name}: {info['rows']} rows ({info['positive']} correct)")
     print(f"wrote {out}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))

@@ -61,7 +61,7 @@ class VLLMBackend:
         return [output.outputs[0].text for output in outputs]
 
 
-def make_backend(model: str, backend: str = "auto", server: str | None = None, batch_size: int = 8,
+def candidate_backend(model: str, backend: str = "auto", server: str | None = None, batch_size: int = 8,
                  dtype: str | None = None, thinking: bool = False):
     """An OpenAI-compatible client when ``server`` is given, else vLLM or transformers (``auto``: vLLM
     when installed and CUDA is available)."""
@@ -169,7 +169,7 @@ def cli(argv: list[str]) -> int:
     try:
         tasks = [get_task(spec, args.category) for spec in args.tasks]
         work = [(task, task.items(args.split, args.data_dir, args.limit, args.seed)) for task in tasks]
-        backend = make_backend(args.model, args.backend, args.server, args.batch_size, args.dtype, args.thinking)
+        backend = candidate_backend(args.model, args.backend, args.server, args.batch_size, args.dtype, args.thinking)
         for task, items in work:
             for variant in args.variant:
                 path = generate_file(backend, task, items, variant, args.split, model_name, Path(args.out),
@@ -179,3 +179,7 @@ def cli(argv: list[str]) -> int:
         print(f"bertjudge generate: error: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))

@@ -149,3 +149,7 @@ def cli(argv: list[str]) -> int:
         print(f"bertjudge import-lmeval: error: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))
