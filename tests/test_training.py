@@ -12,7 +12,7 @@ import torch
 import yaml
 
 from bertjudge.api import Judge
-from bertjudge.data.datamodule import apply_mixture
+from bertjudge.data.datamodule import LengthGroupedSampler, apply_mixture, approximate_length
 from bertjudge.formats import FormatError, JudgeFormat
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.records import normalize, write_records
@@ -135,7 +135,7 @@ def test_datamodule_buckets_eval_rows_by_length_and_pads_dynamically(tiny_backbo
     write_records(data, toy_records(30))
     dm = JudgeDataModule(train=[str(data)], val=[str(data)], eval_batch_size=8)
     dm.setup("fit")
-    lengths = [len(r["candidate"]) + len(r["question"]) for r in dm.records["val"]]
+    lengths = [approximate_length(r) for r in dm.records["val"]]
     assert lengths == sorted(lengths) and dm.task_names == ["t1", "t2"]
     judge = EncoderJudge(backbone=tiny_backbone)
     batch = Collator(judge.encoder, dm.task_names)(dm.records["val"][:8])
@@ -165,3 +165,14 @@ def test_two_process_ddp_on_cpu(tiny_backbone, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "world_size=2" in done.stderr or "distributed_backend=gloo" in done.stderr
     assert (tmp_path / "judge" / "judge.json").is_file()
+
+
+def test_length_grouped_sampler_is_a_shuffle_with_little_padding():
+    lengths = np.random.default_rng(0).integers(10, 500, 1000).tolist()
+    sampler = LengthGroupedSampler(lengths, batch_size=10, seed=0, group=20)
+    first, second = list(sampler), list(sampler)
+    assert sorted(first) == list(range(1000)) and first != second  # every row once, a new order each pass
+    assert list(LengthGroupedSampler(lengths, 10, seed=0, group=20)) == first  # seeded
+    width = lambda order: np.mean([max(lengths[i] for i in order[k:k + 10]) for k in range(0, 1000, 10)])
+    random_order = np.random.default_rng(1).permutation(1000).tolist()
+    assert width(first) < 0.8 * width(random_order)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 
 import lightning as L
-from torch.utils.data import DataLoader
+import numpy as np
+from torch.utils.data import DataLoader, Sampler
 
 from bertjudge.data.sources import load_sources
 from bertjudge.judges.base import Collator
@@ -35,6 +36,36 @@ def apply_mixture(records: list[dict], mixture: dict[str, dict[str, int]], seed:
             raise ValueError(f"mixture asks {count} rows of task={task} model={model}, the data has {len(pool)}")
         chosen += rng.sample(pool, count)
     return chosen
+
+
+def approximate_length(record: dict) -> int:
+    """A cheap proxy of a record's token length (characters the format keeps, roughly)."""
+    return len(record["candidate"]) + min(len(record.get("question") or ""), 400) + len(record["references"][0])
+
+
+class LengthGroupedSampler(Sampler[int]):
+    """Random order in which neighbours have similar lengths, so batches need little padding.
+
+    Each pass shuffles the rows, sorts them by length inside mega-batches of ``group`` batches,
+    and shuffles the order of the resulting batches (as Hugging Face's ``group_by_length``).
+    """
+
+    def __init__(self, lengths: list[int], batch_size: int, seed: int = 0, group: int = 50):
+        self.lengths, self.batch_size, self.seed, self.group = np.asarray(lengths), batch_size, seed, group
+        self.passes = 0
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __iter__(self):
+        rng = np.random.default_rng((self.seed, self.passes))
+        self.passes += 1
+        order = rng.permutation(len(self.lengths))
+        mega = self.batch_size * self.group
+        order = np.concatenate([chunk[np.argsort(-self.lengths[chunk], kind="stable")]
+                                for chunk in np.split(order, range(mega, len(order), mega))])
+        batches = np.split(order, range(self.batch_size, len(order), self.batch_size))
+        yield from (int(i) for b in rng.permutation(len(batches)) for i in batches[b])
 
 
 class JudgeDataModule(L.LightningDataModule):
@@ -83,16 +114,19 @@ class JudgeDataModule(L.LightningDataModule):
                 if unlabelled:
                     raise ValueError(f"{unlabelled} training rows have no label in {self.sources['train']}")
             else:  # length buckets: neighbours in a batch have similar lengths, so padding is small
-                records = sorted(records, key=lambda r: len(r["candidate"]) + len(r.get("question") or ""))
+                records = sorted(records, key=approximate_length)
             self.records[split] = records
         tasks = {r["task"] for rows in self.records.values() for r in rows}
         self.task_names = sorted(tasks | set(self.task_names))
 
     def _loader(self, split: str, train: bool = False) -> DataLoader:
         encoder = self.trainer.lightning_module.encoder
+        records = self.records[split]
+        sampler = LengthGroupedSampler([approximate_length(r) for r in records], self.batch_size, self.seed) \
+            if train else None
         return DataLoader(
-            self.records[split], batch_size=self.batch_size if train else self.eval_batch_size,
-            shuffle=train, num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names),
+            records, batch_size=self.batch_size if train else self.eval_batch_size, sampler=sampler,
+            num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names),
             persistent_workers=self.num_workers > 0,
         )
 
