@@ -107,3 +107,15 @@ def test_split_thinking():
     assert split_thinking("reasoning without the opening tag</think>\nFinal answer: 3") == ("Final answer: 3", True)
     assert split_thinking("<think>never finished") == ("", True)
     assert split_thinking("plain") == ("plain", False)
+
+
+def test_backend_choice():
+    import importlib.util
+
+    from bertjudge.pipeline.generate import candidate_backend
+
+    server = candidate_backend("Qwen/Qwen3-8B", server="http://localhost:8000/v1")
+    assert server.kind == "openai" and server.config()["base_url"] == "http://localhost:8000/v1"
+    if importlib.util.find_spec("vllm") is None:
+        with pytest.raises(ImportError, match="pip install vllm"):
+            candidate_backend("Qwen/Qwen3-8B", backend="vllm")
