@@ -101,3 +101,25 @@ def test_cli_labels_a_folder(tmp_path, capsys):
     assert summary["rows"] == 4 and summary["invalid_rate"] == 0.25
     assert "invalid-output rate 25.0%" in capsys.readouterr().out
     assert cli(["--teacher", "human", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "o2")]) == 1
+
+
+def test_label_file_resumes_after_an_interruption(tmp_path):
+    from bertjudge.pipeline.label import label_file
+
+    class Interrupted(ScriptedBackend):
+        def complete(self, conversations, max_tokens):
+            if len(self.seen) == 2:
+                raise KeyboardInterrupt
+            return super().complete(conversations, max_tokens)
+
+    path = tmp_path / "out" / "math.jsonl"
+    with pytest.raises(KeyboardInterrupt):
+        label_file(LLMTeacher("t", backend=Interrupted(["Verdict: True"])), MATH, path, chunk_size=1)
+    assert not path.exists() and len(path.with_name("math.jsonl.partial").read_text().splitlines()) == 2
+    rest = ScriptedBackend(["Verdict: False"])
+    rows = label_file(LLMTeacher("t", backend=rest), MATH, path, chunk_size=1)
+    assert [r["label"] for r in rows] == [1, 1, 0, 0] and len(rest.seen) == 2  # two from the partial file
+    assert read_records(path) == rows and not path.with_name("math.jsonl.partial").exists()
+    assert label_file(LLMTeacher("t", backend=ScriptedBackend([])), MATH, path) == rows  # nothing left to do
+    with pytest.raises(RecordError, match="another teacher"):
+        label_file(make_teacher("rule:math-verify"), MATH, path)

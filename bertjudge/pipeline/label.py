@@ -11,7 +11,8 @@ Teachers:
 
 A rule teacher labels a candidate whose answer it cannot extract as wrong (0); an LLM teacher whose
 output cannot be read leaves the label null. Both count as invalid outputs in the report. Each input
-file is written under the same name to the output folder, with ``label_report.json``.
+file is written under the same name to the output folder, with ``label_report.json``; an
+interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -172,6 +173,35 @@ def label_records(teacher, records: list[dict]) -> list[dict]:
     return out
 
 
+def label_file(teacher, records: list[dict], path: Path, chunk_size: int = 256) -> list[dict]:
+    """Label ``records`` into ``path``, resumably: rows are appended to ``<path>.partial`` as they
+    are labelled, and an output already labelled by this teacher is kept."""
+    partial = path.with_name(path.name + ".partial")
+    done = {rec["id"]: rec for rec in read_records(path)} if path.exists() else {}
+    if partial.exists():
+        with open(partial, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:  # a line cut by the interruption: label it again
+                    continue
+                done[row["id"]] = row
+    if any(row["label_source"] != teacher.source for row in done.values()):
+        raise RecordError(f"{path}: labelled by another teacher; choose another output folder or delete it")
+    todo = [rec for rec in records if rec["id"] not in done]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(partial, "a", encoding="utf-8") as handle:
+        for start in range(0, len(todo), chunk_size):
+            for row in label_records(teacher, todo[start: start + chunk_size]):
+                done[row["id"]] = row
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.flush()
+    rows = [done[rec["id"]] for rec in records]
+    write_records(path, rows)
+    partial.unlink()
+    return rows
+
+
 def report(records: list[dict]) -> dict:
     """Counts per task: rows, labelled, positive, invalid; and the overall invalid-output rate."""
     tasks: dict[str, Counter] = defaultdict(Counter)
@@ -214,6 +244,7 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=512, help="llm teacher: generation bound")
     parser.add_argument("--batch-size", type=int, default=8, help="llm teacher: local batch size")
     parser.add_argument("--revision", help="llm teacher: model revision, recorded as provenance")
+    parser.add_argument("--chunk-size", type=int, default=256, help="rows per partial-file flush (resuming)")
     args = parser.parse_args(argv)
     try:
         files = input_files(args.inputs)
@@ -223,9 +254,7 @@ def cli(argv: list[str]) -> int:
         teacher = make_teacher(args.teacher, args.labels, args.threshold, **llm)
         out, labelled = Path(args.out), []
         for path, records in inputs.items():
-            rows = label_records(teacher, records)
-            write_records(out / path.name, rows)
-            labelled += rows
+            labelled += label_file(teacher, records, out / path.name, args.chunk_size)
     except (RecordError, ValueError, FileNotFoundError) as err:
         print(f"bertjudge label: error: {err}", file=sys.stderr)
         return 1
