@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
 from lightning.pytorch.callbacks import BasePredictionWriter
 
 from bertjudge.records import RecordError, input_hash, read_with_raw, write_records
+
+
+def verdict_fields(score: float, threshold: float) -> dict:
+    """``score`` and ``verdict``; a NaN score (a verdict the judge could not give) is null and ``unparsed``."""
+    if math.isnan(score):
+        return {"score": None, "verdict": None, "unparsed": True}
+    return {"score": float(score), "verdict": bool(score >= threshold)}
 
 
 def _partial_path(output: Path) -> Path:
@@ -62,7 +70,7 @@ def score_file(judge, input_path: str | Path, output_path: str | Path, batch_siz
             chunk = todo[start: start + chunk_size]
             scores = judge.score_records([rec for _, rec in chunk], batch_size=batch_size)
             for (raw, rec), score in zip(chunk, scores):
-                row = {**raw, "id": rec["id"], "score": float(score), "verdict": bool(score >= judge.threshold),
+                row = {**raw, "id": rec["id"], **verdict_fields(score, judge.threshold),
                        "judge": judge_name, "input_hash": hashes[rec["id"]]}
                 done[rec["id"]] = row
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -125,8 +133,7 @@ class ScoreFileWriter(BasePredictionWriter):
             return
         rows = []
         for rec in trainer.datamodule.records["predict"]:
-            score = scores[rec["id"]]
-            rows.append({**rec, "score": score, "verdict": score >= pl_module.threshold,
+            rows.append({**rec, **verdict_fields(scores[rec["id"]], pl_module.threshold),
                          "judge": pl_module.name, "input_hash": input_hash(rec)})
         write_records(self.output, rows)
         print(f"wrote {len(rows)} scores to {self.output}")

@@ -119,3 +119,11 @@ def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
     expected = cli.model.score_records(cli.datamodule.records["predict"])
     assert [r["id"] for r in rows] == [r["id"] for r in cli.datamodule.records["predict"]]
     np.testing.assert_allclose([r["score"] for r in rows], expected, rtol=1e-5)
+
+
+def test_a_judgment_the_judge_could_not_give_is_null_not_wrong():
+    from bertjudge.scoring import verdict_fields
+
+    assert verdict_fields(float("nan"), 0.5) == {"score": None, "verdict": None, "unparsed": True}
+    assert verdict_fields(0.7, 0.5) == {"score": 0.7, "verdict": True}
+    assert verdict_fields(0.2, 0.5)["verdict"] is False

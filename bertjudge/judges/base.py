@@ -117,17 +117,24 @@ class JudgeModule(L.LightningModule):
         return loss
 
     def _eval_step(self, batch: dict, split: str) -> None:
-        logits = self(batch)
-        labels = batch["labels"]
+        logits, labels = self(batch), batch["labels"]
         if (labels < 0).any():
             raise ValueError(f"{split} data has unlabelled rows (label null); label them or use predict")
-        loss = F.binary_cross_entropy_with_logits(logits, labels)
-        self.log(f"{split}/loss", loss, batch_size=len(batch["ids"]), sync_dist=True)
-        self.stage_metrics[split].update(self.probabilities(logits), labels,
-                                         {"task": batch["task"], "category": batch["category"]})
+        # a NaN logit is a judgment the judge could not give (an unparsed reasoning verdict):
+        # counted and reported, never scored as wrong
+        parsed, n = ~torch.isnan(logits), len(batch["ids"])
+        self.log(f"{split}/unparsed", (~parsed).sum().float(), reduce_fx="sum", batch_size=n, sync_dist=True)
+        self.log(f"{split}/unparsed_rate", (~parsed).float().mean(), batch_size=n, sync_dist=True)
+        if parsed.any():
+            loss = F.binary_cross_entropy_with_logits(logits[parsed], labels[parsed])
+            self.log(f"{split}/loss", loss, batch_size=int(parsed.sum()), sync_dist=True)
+            self.stage_metrics[split].update(self.probabilities(logits[parsed]), labels[parsed],
+                                             {"task": batch["task"][parsed], "category": batch["category"][parsed]})
 
     def _eval_epoch_end(self, split: str) -> None:
         metric = self.stage_metrics[split]
+        if not metric.probs:  # every row unparsed
+            return
         values = metric.compute()
         metric.reset()
         for key, value in values.items():

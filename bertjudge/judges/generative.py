@@ -205,22 +205,6 @@ class GenerativeJudge(JudgeModule):
             raise ValueError("only direct mode trains (the loss is on the verdict token); set model.mode=direct")
         super().setup(stage)
 
-    def _eval_step(self, batch: dict, split: str) -> None:
-        if self.mode == "direct":
-            return super()._eval_step(batch, split)
-        logits, labels = self(batch), batch["labels"]
-        parsed = ~torch.isnan(logits)
-        n = len(batch["ids"])
-        self.log(f"{split}/unparsed", (~parsed).sum().float(), reduce_fx="sum", batch_size=n, sync_dist=True)
-        self.log(f"{split}/unparsed_rate", (~parsed).float().mean(), batch_size=n, sync_dist=True)
-        if parsed.any():  # metrics over the rows with a verdict; the unparsed ones are reported above
-            self.stage_metrics[split].update(self.probabilities(logits[parsed]), labels[parsed],
-                                             {"task": batch["task"][parsed], "category": batch["category"][parsed]})
-
-    def _eval_epoch_end(self, split: str) -> None:
-        if self.stage_metrics[split].probs:
-            super()._eval_epoch_end(split)
-
     # --- export ----------------------------------------------------------------------------------
     def save_weights(self, folder: Path) -> None:
         """A plain causal LM folder: LoRA adapters are merged into a copy of the weights."""
