@@ -16,6 +16,10 @@ COMMANDS = {
     "corpus": ("bertjudge.data.corpus", "cli", "write the embedded corpus splits as JSONL"),
     "synth": ("bertjudge.data.synth", "cli", "bootstrap a labelled training set from (question, reference) rows"),
     "evaluate": ("bertjudge.evaluation", "cli", "compare judges against labels: report, leaderboards, plots"),
+    "generate": ("bertjudge.pipeline.generate", "cli", "generate candidate answers with an LLM on benchmark tasks"),
+    "label": ("bertjudge.pipeline.label", "cli", "label candidates with a teacher (LLM judge, rules or humans)"),
+    "build": ("bertjudge.pipeline.build", "cli", "build a balanced training mixture with in- and out-of-domain splits"),
+    "import-lmeval": ("bertjudge.pipeline.lmeval", "cli", "read lm-evaluation-harness samples files as records"),
     "zoo": ("bertjudge.zoo", "cli", "list, show, pull, publish and verify published judges"),
     "bench": ("bertjudge.bench", "cli", "measure FLOPs, latency and memory of judges; the Pareto plot"),
 }
@@ -23,10 +27,10 @@ COMMANDS = {
 USAGE = """usage: python -m bertjudge <command> [options]
 
 Training (LightningCLI; see `python -m bertjudge fit --help`):
-  fit        train a judge, export the best checkpoint, report held-out metrics
-  validate   evaluate a judge on the validation split
-  test       evaluate a judge on the test split
-  predict    score the predict split
+  fit            train a judge, export the best checkpoint, report held-out metrics
+  validate       evaluate a judge on the validation split
+  test           evaluate a judge on the test split
+  predict        score the predict split
 
 Other commands:
 {other}
@@ -36,7 +40,7 @@ Other commands:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
-        other = "\n".join(f"  {name:<10} {help_}" for name, (_, _, help_) in COMMANDS.items())
+        other = "\n".join(f"  {name:<14} {help_}" for name, (_, _, help_) in COMMANDS.items())
         print(USAGE.format(other=other))
         return 0 if argv else 2
     command, rest = argv[0], argv[1:]
