@@ -176,3 +176,13 @@ def test_length_grouped_sampler_is_a_shuffle_with_little_padding():
     width = lambda order: np.mean([max(lengths[i] for i in order[k:k + 10]) for k in range(0, 1000, 10)])
     random_order = np.random.default_rng(1).permutation(1000).tolist()
     assert width(first) < 0.8 * width(random_order)
+
+
+def test_length_curriculum_serves_the_shortest_rows_first_once():
+    lengths = np.random.default_rng(0).integers(10, 500, 1000).tolist()
+    sampler = LengthGroupedSampler(lengths, batch_size=10, seed=0, easy_first=0.2)
+    first, second = list(sampler), list(sampler)
+    assert sorted(first) == list(range(1000))
+    shortest = set(np.argsort(lengths, kind="stable")[:200].tolist())
+    assert set(first[:200]) == shortest                       # the curriculum, in the first pass
+    assert len(set(second[:200]) & shortest) < 100            # later passes are plain shuffles

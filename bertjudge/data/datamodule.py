@@ -48,24 +48,38 @@ class LengthGroupedSampler(Sampler[int]):
 
     Each pass shuffles the rows, sorts them by length inside mega-batches of ``group`` batches,
     and shuffles the order of the resulting batches (as Hugging Face's ``group_by_length``).
+    ``easy_first`` > 0 is a length curriculum: in the first pass, that fraction of the rows, the
+    shortest, comes first (short candidates are mostly bare answers, the easiest comparisons).
     """
 
-    def __init__(self, lengths: list[int], batch_size: int, seed: int = 0, group: int = 50):
+    def __init__(self, lengths: list[int], batch_size: int, seed: int = 0, group: int = 50,
+                 easy_first: float = 0.0):
         self.lengths, self.batch_size, self.seed, self.group = np.asarray(lengths), batch_size, seed, group
+        self.easy_first = easy_first
         self.passes = 0
 
     def __len__(self) -> int:
         return len(self.lengths)
 
-    def __iter__(self):
-        rng = np.random.default_rng((self.seed, self.passes))
-        self.passes += 1
-        order = rng.permutation(len(self.lengths))
+    def _grouped(self, rows: np.ndarray, rng: np.random.Generator) -> list[int]:
+        order = rng.permutation(rows)
         mega = self.batch_size * self.group
         order = np.concatenate([chunk[np.argsort(-self.lengths[chunk], kind="stable")]
                                 for chunk in np.split(order, range(mega, len(order), mega))])
         batches = np.split(order, range(self.batch_size, len(order), self.batch_size))
-        yield from (int(i) for b in rng.permutation(len(batches)) for i in batches[b])
+        return [int(i) for b in rng.permutation(len(batches)) for i in batches[b]]
+
+    def __iter__(self):
+        rng = np.random.default_rng((self.seed, self.passes))
+        rows = np.arange(len(self.lengths))
+        if self.passes == 0 and self.easy_first > 0:
+            by_length = np.argsort(self.lengths, kind="stable")
+            k = int(self.easy_first * len(rows))
+            order = self._grouped(by_length[:k], rng) + self._grouped(by_length[k:], rng)
+        else:
+            order = self._grouped(rows, rng)
+        self.passes += 1
+        yield from order
 
 
 class JudgeDataModule(L.LightningDataModule):
@@ -80,16 +94,18 @@ class JudgeDataModule(L.LightningDataModule):
             gradient accumulation on top).
         eval_batch_size: the batch for validation, test and prediction (rows sorted by length).
         num_workers: DataLoader workers.
-        seed: for the mixture sample.
+        seed: for the mixture sample and the training order.
+        curriculum: the fraction of training rows, the shortest, served first in the first epoch
+            (0 for none): small backbones otherwise sit at chance loss for hundreds of steps.
     """
 
     def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
                  test: list[str] | None = None, predict: list[str] | None = None,
                  mixture: dict[str, dict[str, int]] | None = None, batch_size: int = 16,
-                 eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0):
+                 eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0, curriculum: float = 0.0):
         super().__init__()
         self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or []}
-        self.mixture, self.seed = mixture, seed
+        self.mixture, self.seed, self.curriculum = mixture, seed, curriculum
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.records: dict[str, list[dict]] = {}
         self.task_names: list[str] = []
@@ -122,8 +138,8 @@ class JudgeDataModule(L.LightningDataModule):
     def _loader(self, split: str, train: bool = False) -> DataLoader:
         encoder = self.trainer.lightning_module.encoder
         records = self.records[split]
-        sampler = LengthGroupedSampler([approximate_length(r) for r in records], self.batch_size, self.seed) \
-            if train else None
+        sampler = LengthGroupedSampler([approximate_length(r) for r in records], self.batch_size, self.seed,
+                                       easy_first=self.curriculum) if train else None
         return DataLoader(
             records, batch_size=self.batch_size if train else self.eval_batch_size, sampler=sampler,
             num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names),
