@@ -31,7 +31,7 @@ class JudgeFormat:
 
     Args:
         order: the parts in order, letters from Q (question), C (candidate), A (extracted
-            answer), R (references); C and R are required. ``QCR`` is the paper's default.
+            answer), R (references); R and one of C, A are required. ``QCR`` is the paper's default.
         markers: ``separators`` puts the tokenizer's separator between parts; ``markers`` puts a
             marker token (added to the vocabulary) before each part, with no separators.
         max_length: the maximum sequence length in tokens, special tokens included.
@@ -41,6 +41,8 @@ class JudgeFormat:
         answer_max_tokens: the budget of the extracted answer segment.
         candidate_head_tokens: how many tokens of a long candidate's head are kept before its tail.
         marker_tokens: the marker strings, by part name.
+        reference_type: give the reference segment token type 1 (BERT's segment B), for encoders
+            with token types; the other parts keep type 0.
     """
 
     order: str = "QCR"
@@ -51,12 +53,13 @@ class JudgeFormat:
     answer_max_tokens: int = 24
     candidate_head_tokens: int = 32
     marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
+    reference_type: bool = False
 
     def __post_init__(self):
         if set(self.order) - set(PARTS) or len(set(self.order)) != len(self.order):
             raise FormatError(f"order {self.order!r}: use each of the letters {''.join(PARTS)} at most once")
-        if "C" not in self.order or "R" not in self.order:
-            raise FormatError(f"order {self.order!r} must contain C (candidate) and R (reference)")
+        if "R" not in self.order or not {"C", "A"} & set(self.order):
+            raise FormatError(f"order {self.order!r} must contain R (reference) and C (candidate) or A (its answer)")
         if self.markers not in ("separators", "markers"):
             raise FormatError(f"markers must be 'separators' or 'markers', got {self.markers!r}")
         if self.truncation not in ("segment", "left"):
@@ -159,6 +162,18 @@ class Encoder:
             out.append(self.prefix + body + self.suffix)
         return out
 
+    def token_types(self, input_ids):
+        """Token type ids of a batch (a tensor): 1 on the reference segment, 0 elsewhere."""
+        import torch
+
+        target = self.format.parts.index("reference")
+        if self.format.markers == "markers":  # a part starts at its marker
+            segment = torch.isin(input_ids, torch.tensor(list(self.marker_ids.values()))).cumsum(1) - 1
+        else:  # a separator ends the part before it
+            is_sep = input_ids == self.sep
+            segment = is_sep.cumsum(1) - is_sep.long()
+        return (segment == target).long()
+
     def _truncate_segments(self, ids: dict[str, list[int]], budget: int) -> dict[str, list[int]]:
         fmt = self.format
         ids = dict(ids)
@@ -170,7 +185,7 @@ class Encoder:
         others = sum(len(v) for k, v in ids.items() if k not in ("candidate", "reference"))
         ids["reference"] = ids["reference"][:max(budget - others - 32, 1)]
         room = max(budget - others - len(ids["reference"]), 0)
-        cand = ids["candidate"]
+        cand = ids.get("candidate", [])
         if len(cand) > room:
             head = min(fmt.candidate_head_tokens, room // 4)
             ids["candidate"] = cand[:head] + cand[len(cand) - (room - head):] if room > head else cand[:room]

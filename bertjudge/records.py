@@ -159,6 +159,23 @@ def read_records(path: str | os.PathLike) -> list[dict]:
     return [rec for _, rec in read_with_raw(path)]
 
 
+def read_partial(path: Path) -> dict[str, dict]:
+    """Rows (by id) of the append-only ``.partial`` file of an interrupted resumable run.
+
+    A line cut by the interruption is skipped, so that its row is done again.
+    """
+    done = {}
+    if path.exists():
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                done[row["id"]] = row
+    return done
+
+
 def atomic_path(path: Path):
     """A temporary sibling of ``path``; rename it over ``path`` when complete."""
     path.parent.mkdir(parents=True, exist_ok=True)

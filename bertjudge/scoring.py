@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lightning.pytorch.callbacks import BasePredictionWriter
 
-from bertjudge.records import RecordError, input_hash, read_with_raw, write_records
+from bertjudge.records import RecordError, input_hash, read_partial, read_with_raw, write_records
 
 
 def verdict_fields(score: float, threshold: float) -> dict:
@@ -32,20 +32,11 @@ def _partial_path(output: Path) -> Path:
 
 def _load_partial(partial: Path, expected: dict[str, str], judge_name: str) -> dict[str, dict]:
     """Rows already scored by an interrupted run; refuse them if the input or the judge changed."""
-    done = {}
-    if not partial.exists():
-        return done
-    with open(partial, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:  # a line cut by the interruption: rescore it
-                continue
-            where = f"{partial}:{lineno}"
-            if row.get("judge") != judge_name or expected.get(row.get("id")) != row.get("input_hash"):
-                raise RecordError(f"{where}: scored by another judge or from other input; "
-                                  f"delete {partial} to start over")
-            done[row["id"]] = row
+    done = read_partial(partial)
+    for row in done.values():
+        if row.get("judge") != judge_name or expected.get(row["id"]) != row.get("input_hash"):
+            raise RecordError(f"{partial}: row {row['id']} was scored by another judge or from other input; "
+                              f"delete {partial} to start over")
     return done
 
 

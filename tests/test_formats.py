@@ -94,8 +94,37 @@ def test_format_round_trip_and_mismatch():
         JudgeFormat.from_dict({"order": "QCR", "colour": "red"})
 
 
-@pytest.mark.parametrize("kwargs", [{"order": "QC"}, {"order": "QCRR"}, {"order": "XCR"},
+@pytest.mark.parametrize("kwargs", [{"order": "QC"}, {"order": "QR"}, {"order": "QCRR"}, {"order": "XCR"},
                                     {"markers": "tags"}, {"truncation": "right"}, {"max_length": 4}])
 def test_invalid_formats_are_refused(kwargs):
     with pytest.raises(FormatError):
         JudgeFormat(**kwargs)
+
+
+@pytest.mark.parametrize("order", ["QCAR", "CRQ"])
+def test_reference_token_type_marks_the_reference_segment(tokenizer, order):
+    import torch
+
+    enc = Encoder(tokenizer, JudgeFormat(order=order, reference_type=True))
+    ids = enc.encode(record(question="Which city?", candidate="It is Lyon. Final answer: Lyon", reference="Paris"))
+    types = enc.token_types(torch.tensor([ids]))[0].tolist()
+    typed = tokenizer.decode([i for i, t in zip(ids, types) if t == 1])
+    assert typed == "paris [SEP]"  # the reference and its closing separator are segment B
+
+
+def test_reference_token_type_with_marker_tokens():
+    import torch
+
+    fmt = JudgeFormat(order="QCR", markers="markers", reference_type=True)
+    tok = AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
+    tok.add_special_tokens({"additional_special_tokens": fmt.new_tokens})
+    enc = Encoder(tok, fmt)
+    ids = enc.encode(record())
+    types = enc.token_types(torch.tensor([ids]))[0].tolist()
+    assert tok.decode([i for i, t in zip(ids, types) if t == 1]) == "<|reference|> paris [SEP]"
+
+
+def test_answer_only_format(tokenizer):
+    enc = Encoder(tokenizer, JudgeFormat(order="AR", max_length=32))
+    assert tokenizer.decode(enc.encode(record(candidate="blah " * 50 + "Final answer: Paris"))) == \
+        "[CLS] paris [SEP] paris [SEP]"

@@ -41,19 +41,20 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     args = ["--model", tiny_llama, "--tasks", "gsm8k", str(user_task), "--data-dir", str(DATA), "--variant", "soft",
             "strict", "--out", str(out), "--max-new-tokens", "4", "--batch-size", "2", "--no-progress"]
     assert cli(args) == 0
+    model = Path(tiny_llama).name  # the model's name is its folder's
     files = sorted(p.name for p in out.iterdir())
-    assert files == sorted(file_name(t, "test", "tiny-llama0", v) for t in ("gsm8k", "capitals") for v in ("soft", "strict"))
-    records = read_records(out / file_name("gsm8k", "test", "tiny-llama0", "soft"))
+    assert files == sorted(file_name(t, "test", model, v) for t in ("gsm8k", "capitals") for v in ("soft", "strict"))
+    records = read_records(out / file_name("gsm8k", "test", model, "soft"))
     assert len(records) == 2 and [r["references"] for r in records] == [["31"], ["25000"]]
     first = records[0]
-    assert first["candidate_model"] == "tiny-llama0" and first["split"] == "test" and first["label"] is None
+    assert first["candidate_model"] == model and first["split"] == "test" and first["label"] is None
     assert first["question"].endswith("end your response with 'Final answer: X', where X is the final result "
                                       "(a number or a mathematical expression).")
     assert first["meta"]["generation"] == {"backend": "transformers", "model": tiny_llama, "thinking": False,
                                            "decoding": "greedy", "max_new_tokens": 4}
     assert first["meta"]["variant"] == "soft" and len(first["meta"]["prompt_hash"]) == 16
     assert isinstance(first["candidate"], str)
-    strict = read_records(out / file_name("gsm8k", "test", "tiny-llama0", "strict"))
+    strict = read_records(out / file_name("gsm8k", "test", model, "strict"))
     assert {r["id"] for r in strict}.isdisjoint(r["id"] for r in records)
     assert [r["meta"]["item"] for r in strict] == [r["meta"]["item"] for r in records]
 
@@ -63,7 +64,7 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     original = TransformersBackend.complete
     monkeypatch.setattr(TransformersBackend, "complete", lambda self, c, m: calls.append(len(c)) or original(self, c, m))
     assert cli(args) == 0 and calls == []  # everything was done
-    assert read_records(out / file_name("gsm8k", "test", "tiny-llama0", "soft")) == records
+    assert read_records(out / file_name("gsm8k", "test", model, "soft")) == records
     assert cli([*args, "--max-new-tokens", "5"]) == 1  # other settings: refused, not mixed
 
 

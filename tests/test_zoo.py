@@ -3,7 +3,6 @@
 import json
 import shutil
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -60,10 +60,13 @@ class EncoderJudge(JudgeModule):
             self.model.resize_token_embeddings(len(self.tokenizer))
         self.model.train()  # transformers 5 returns models in eval mode
         self.encoder = Encoder(self.tokenizer, self.format)
+        if self.format.reference_type and getattr(self.model.config, "type_vocab_size", 0) < 2:
+            raise ValueError(f"{backbone} has no token types: set format.reference_type=false")
         self.provenance = {"backbone": backbone}
 
     def forward(self, batch: dict) -> torch.Tensor:
-        logits = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits
+        extra = {"token_type_ids": self.encoder.token_types(batch["input_ids"])} if self.format.reference_type else {}
+        logits = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **extra).logits
         return logits[:, 0] if logits.shape[-1] == 1 else logits[:, 1] - logits[:, 0]
 
     def save_weights(self, folder: Path) -> None:

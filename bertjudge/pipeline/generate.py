@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from bertjudge.pipeline.tasks import VARIANTS, Task, digest, get_task
-from bertjudge.records import RecordError, make_id, read_records, write_records
+from bertjudge.records import RecordError, make_id, read_partial, read_records, write_records
 
 THINK_START, THINK_END = "<think>", "</think>"
 
@@ -85,14 +85,7 @@ def file_name(task: str, split: str, model: str, variant: str) -> str:
 def _previous(path: Path, partial: Path, settings: dict) -> dict[str, dict]:
     """Records already generated (final file, then the partial one); refused if made with other settings."""
     done = {rec["id"]: rec for rec in read_records(path)} if path.exists() else {}
-    if partial.exists():
-        with open(partial, encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError:  # a line cut by the interruption: generate it again
-                    continue
-                done[rec["id"]] = rec
+    done.update(read_partial(partial))
     for rec in done.values():
         if rec["meta"].get("generation") != settings:
             raise RecordError(f"{path}: {rec['id']} was generated with {rec['meta'].get('generation')}, not "

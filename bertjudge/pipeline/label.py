@@ -24,7 +24,7 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bertjudge.records import RecordError, read_records, write_records
+from bertjudge.records import RecordError, read_partial, read_records, write_records
 
 RULES = ("math-verify", "exact-match", "regex")
 REPORT_FILE = "label_report.json"
@@ -178,14 +178,7 @@ def label_file(teacher, records: list[dict], path: Path, chunk_size: int = 256) 
     are labelled, and an output already labelled by this teacher is kept."""
     partial = path.with_name(path.name + ".partial")
     done = {rec["id"]: rec for rec in read_records(path)} if path.exists() else {}
-    if partial.exists():
-        with open(partial, encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:  # a line cut by the interruption: label it again
-                    continue
-                done[row["id"]] = row
+    done.update(read_partial(partial))
     if any(row["label_source"] != teacher.source for row in done.values()):
         raise RecordError(f"{path}: labelled by another teacher; choose another output folder or delete it")
     todo = [rec for rec in records if rec["id"] not in done]
