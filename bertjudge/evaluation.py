@@ -115,11 +115,13 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
 
 def build_report(records: list[dict], scores: dict[str, np.ndarray], details: dict[str, list[dict]] | None = None,
                  thresholds: dict[str, float] | None = None, rho: float | None = None,
-                 n_boot: int = 1000, seed: int = 0, n_bins: int = 15) -> dict:
+                 n_boot: int = 1000, seed: int = 0, n_bins: int = 15,
+                 uncalibrated: dict[str, np.ndarray] | None = None) -> dict:
     """The evaluation of each judge's ``scores`` (P(correct) per record) against the records' labels.
 
     ``details[judge]`` (optional, e.g. from ``RegexJudge.details``) gives per-row ``unparsed`` flags;
-    ``thresholds[judge]`` the verdict threshold (default 0.5); ``rho`` the label–human agreement rate.
+    ``thresholds[judge]`` the verdict threshold (default 0.5); ``rho`` the label–human agreement rate;
+    ``uncalibrated[judge]`` the judge's scores before its temperature (T=1), to compare calibration.
     """
     if any(r.get("label") is None for r in records):
         raise ValueError("build_report needs a label on every record")
@@ -158,6 +160,9 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
                 "oracle_threshold": best, "oracle_accuracy": best_acc,
                 "oracle_threshold_by_category": calibration.best_thresholds_by(score, labels, groups["category"]),
             }
+            if name in (uncalibrated or {}):
+                result["calibration"]["ece_uncalibrated"] = calibration.expected_calibration_error(
+                    uncalibrated[name], labels, n_bins)
         if attacks.any():
             result["attacks"] = {str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
                                  for kind in sorted(set(attacks) - {""})}
@@ -236,13 +241,14 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
                   f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}", "", *_table(header, rows)]
     probabilistic = [n for n in names if "calibration" in judges[n]]
     if probabilistic:
-        rows = [[n, _f(judges[n]["calibration"]["ece"]), _f(judges[n]["threshold"]),
+        rows = [[n, _f(judges[n]["calibration"]["ece"]), _f(judges[n]["calibration"].get("ece_uncalibrated")),
+                 _f(judges[n]["threshold"]),
                  _acc(judges[n]["overall"]), _f(judges[n]["calibration"]["oracle_threshold"]),
                  _f(judges[n]["calibration"]["oracle_accuracy"]),
                  ", ".join(f"{c} {_f(t)}" for c, t in judges[n]["calibration"]["oracle_threshold_by_category"].items())]
                 for n in probabilistic]
         lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound).", "",
-                  *_table(["judge", "ECE (15 bins)", "threshold", "accuracy", "oracle threshold", "oracle accuracy",
+                  *_table(["judge", "ECE (15 bins)", "ECE before temperature", "threshold", "accuracy", "oracle threshold", "oracle accuracy",
                             "oracle threshold by category"], rows)]
     attack_kinds = sorted({k for res in judges.values() for k in res.get("attacks", {})})
     if attack_kinds:
@@ -331,7 +337,7 @@ def cli(argv: list[str]) -> int:
         from bertjudge.api import Judge
 
         records = load_labelled(args.data)
-        scores, details, thresholds = {}, {}, {}
+        scores, details, thresholds, uncalibrated = {}, {}, {}, {}
         for spec in args.judges:
             judge = Judge.load(spec)
             key = _judge_key(spec, set(scores))
@@ -339,10 +345,15 @@ def cli(argv: list[str]) -> int:
             if hasattr(judge, "details"):
                 details[key] = judge.details(records, progress=True)
                 scores[key] = np.array([row["score"] for row in details[key]], dtype=float)
+            elif hasattr(judge, "logits_records"):  # one pass gives the scores with and without temperature
+                logits = judge.logits_records(records, batch_size=args.batch_size, progress=True)
+                scores[key] = 1 / (1 + np.exp(-logits / judge.temperature))
+                uncalibrated[key] = 1 / (1 + np.exp(-logits))
             else:
                 scores[key] = judge.score_records(records, batch_size=args.batch_size, progress=True)
             thresholds[key] = float(judge.threshold)
-        report = build_report(records, scores, details, thresholds, args.rho, args.bootstrap, args.seed)
+        report = build_report(records, scores, details, thresholds, args.rho, args.bootstrap, args.seed,
+                              uncalibrated=uncalibrated)
         paths = write_report(report, args.out)
     except (RecordError, FileNotFoundError, ValueError) as err:
         print(f"bertjudge evaluate: error: {err}", file=sys.stderr)

@@ -184,7 +184,7 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
     from bertjudge.judges.encoder import EncoderJudge
 
     records, _, _ = regex_run
-    EncoderJudge(backbone=tiny_backbone).export(tmp_path / "tiny")
+    EncoderJudge(backbone=tiny_backbone, temperature=0.25).export(tmp_path / "tiny")
     data = write_records(tmp_path / "data.jsonl", records)
     out = tmp_path / "rep"
     assert cli(["--data", str(data), "--judges", "regex", str(tmp_path / "tiny"), "--out", str(out),
@@ -192,3 +192,7 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
     report = json.loads((out / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "tiny"}
     assert "calibration" in report["judges"]["tiny"] and (out / "reliability.png").exists()
+    # the ECE before the judge's temperature is reported beside the calibrated one, and differs from it
+    tiny = report["judges"]["tiny"]["calibration"]
+    assert 0 <= tiny["ece_uncalibrated"] <= 1 and tiny["ece_uncalibrated"] != tiny["ece"]
+    assert "ECE before temperature" in (out / "report.md").read_text()
