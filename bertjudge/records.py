@@ -133,17 +133,22 @@ def _iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
         yield f"{path}:row {row}", obj
 
 
+def iter_raw(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
+    """``(file:line, parsed row)`` of a JSONL or Parquet file, unvalidated; invalid JSON is refused."""
+    path = Path(path)
+    if not path.is_file():
+        raise RecordError(f"{path}: no such file")
+    yield from (_iter_parquet if path.suffix == ".parquet" else _iter_jsonl)(path)
+
+
 def read_with_raw(path: str | os.PathLike) -> list[tuple[dict, dict]]:
     """(raw row, normalized record) pairs of a JSONL or Parquet file, validated as a whole.
 
     Refuses a missing, empty or bad file, and duplicate ids, naming the file and line.
     """
     path = Path(path)
-    if not path.is_file():
-        raise RecordError(f"{path}: no such file")
-    reader = _iter_parquet if path.suffix == ".parquet" else _iter_jsonl
     pairs, seen = [], {}
-    for where, obj in reader(path):
+    for where, obj in iter_raw(path):
         rec = normalize(obj, where)
         if rec["id"] in seen:
             raise RecordError(f"{where}: duplicate id {rec['id']!r} (first at {seen[rec['id']]})")

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import sys
 from pathlib import Path
@@ -46,23 +45,13 @@ LABEL_SOURCE = f"synthetic:{SYNTH_VERSION}"
 
 def read_rows(path: Path) -> list[dict]:
     """Validated (question, references, category, task) rows; RecordError names the file and line."""
-    if not path.is_file():
-        raise records.RecordError(f"{path}: no such file")
     rows = []
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise records.RecordError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
-            rec = records.normalize({**obj, "candidate": ""} if isinstance(obj, dict) else obj, where)
-            if rec["category"] == "other" and obj.get("category") is None:
-                rec["category"] = None  # to be inferred
-            rows.append({"question": rec["question"], "references": rec["references"], "category": rec["category"],
-                         "task": obj.get("task") or "synth", "where": where})
+    for where, obj in records.iter_raw(path):
+        rec = records.normalize({**obj, "candidate": ""} if isinstance(obj, dict) else obj, where)
+        if rec["category"] == "other" and obj.get("category") is None:
+            rec["category"] = None  # to be inferred
+        rows.append({"question": rec["question"], "references": rec["references"], "category": rec["category"],
+                     "task": obj.get("task") or "synth", "where": where})
     if not rows:
         raise records.RecordError(f"{path}: empty file, no rows")
     return rows
