@@ -18,6 +18,7 @@ import numpy as np
 from scipy.stats import kendalltau, rankdata
 
 from bertjudge import calibration
+from bertjudge.judges.routing import SPEC_HELP, short_spec
 from bertjudge.records import RecordError, read_records
 
 GROUPINGS = ("task", "category", "candidate_model")
@@ -116,12 +117,14 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
 def build_report(records: list[dict], scores: dict[str, np.ndarray], details: dict[str, list[dict]] | None = None,
                  thresholds: dict[str, float] | None = None, rho: float | None = None,
                  n_boot: int = 1000, seed: int = 0, n_bins: int = 15,
-                 uncalibrated: dict[str, np.ndarray] | None = None) -> dict:
+                 uncalibrated: dict[str, np.ndarray] | None = None, routing: dict[str, dict] | None = None) -> dict:
     """The evaluation of each judge's ``scores`` (P(correct) per record) against the records' labels.
 
     ``details[judge]`` (optional, e.g. from ``RegexJudge.details``) gives per-row ``unparsed`` flags;
     ``thresholds[judge]`` the verdict threshold (default 0.5); ``rho`` the label–human agreement rate;
-    ``uncalibrated[judge]`` the judge's scores before its temperature (T=1), to compare calibration.
+    ``uncalibrated[judge]`` the judge's scores before its temperature (T=1), to compare calibration;
+    ``routing[judge]`` a routing judge's summary (``bertjudge.judges.routing``), reported with the
+    accuracy on the rows each stage decided (from the ``stage`` of its ``details`` rows).
     """
     if any(r.get("label") is None for r in records):
         raise ValueError("build_report needs a label on every record")
@@ -163,6 +166,13 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
             if name in (uncalibrated or {}):
                 result["calibration"]["ece_uncalibrated"] = calibration.expected_calibration_error(
                     uncalibrated[name], labels, n_bins)
+        if name in (routing or {}):
+            result["routing"] = dict(routing[name])
+            if rows and "stage" in rows[0]:
+                stage = np.array([row["stage"] for row in rows])
+                result["routing"]["by_stage"] = {str(s): _stats(correct[stage == s], labels[stage == s],
+                                                                verdicts[stage == s], n_boot, seed)
+                                                 for s in sorted(set(stage))}
         if attacks.any():
             result["attacks"] = {str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
                                  for kind in sorted(set(attacks) - {""})}
@@ -250,6 +260,20 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
         lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound).", "",
                   *_table(["judge", "ECE (15 bins)", "ECE before temperature", "threshold", "accuracy", "oracle threshold", "oracle accuracy",
                             "oracle threshold by category"], rows)]
+    routed = [n for n in names if "routing" in judges[n]]
+    if routed:
+        rows = [[n, stage, _f(s["fraction"]), s["seen"], _acc(judges[n]["routing"].get("by_stage", {}).get(stage)),
+                 _f(s["seconds"], 1)]
+                for n in routed for stage, s in judges[n]["routing"]["stages"].items()]
+        saved = [[n, _f(r["seconds"], 1), r["reference_stage"], _f(r["reference_seconds_estimate"], 1),
+                  _f(r["compute_saved_estimate"])] for n in routed for r in [judges[n]["routing"]]]
+        lines += ["## Routing", "", ("Rows decided by each stage of the routing judges (fraction of all rows), "
+                                     "rows it scored, accuracy on the rows it decided, and its wall time."), "",
+                  *_table(["judge", "stage", "fraction decided", "rows scored", "accuracy [95% CI]", "seconds"], rows),
+                  ("Compute saved is an estimate from measured per-row times: the judge's wall time against "
+                   "the last stage's seconds per row × all rows."), "",
+                  *_table(["judge", "seconds", "last stage", "est. seconds of the last stage on all rows",
+                           "compute saved (est.)"], saved)]
     attack_kinds = sorted({k for res in judges.values() for k in res.get("attacks", {})})
     if attack_kinds:
         rows = [[k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]
@@ -314,7 +338,7 @@ def load_labelled(paths: list[str]) -> list[dict]:
 
 
 def _judge_key(spec: str, taken: set[str]) -> str:
-    key = Path(spec).name or spec
+    key = short_spec(spec)
     return spec if key in taken else key
 
 
@@ -324,7 +348,8 @@ def cli(argv: list[str]) -> int:
         description="Compare judges against labels: accuracy per task, category and candidate model with "
                     "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.")
     parser.add_argument("--data", nargs="+", required=True, help="labelled .jsonl/.parquet files")
-    parser.add_argument("--judges", nargs="+", required=True, help="'regex' and/or exported judge folders")
+    parser.add_argument("--judges", nargs="+", required=True,
+                        help=f"'regex', exported judge folders, zoo names, {SPEC_HELP}")
     parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")
     parser.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     parser.add_argument("--batch-size", type=int, default=32)
@@ -337,7 +362,7 @@ def cli(argv: list[str]) -> int:
         from bertjudge.api import Judge
 
         records = load_labelled(args.data)
-        scores, details, thresholds, uncalibrated = {}, {}, {}, {}
+        scores, details, thresholds, uncalibrated, routing = {}, {}, {}, {}, {}
         for spec in args.judges:
             judge = Judge.load(spec)
             key = _judge_key(spec, set(scores))
@@ -345,6 +370,8 @@ def cli(argv: list[str]) -> int:
             if hasattr(judge, "details"):
                 details[key] = judge.details(records, progress=True)
                 scores[key] = np.array([row["score"] for row in details[key]], dtype=float)
+                if hasattr(judge, "routing"):
+                    routing[key] = judge.routing
             elif hasattr(judge, "logits_records"):  # one pass gives the scores with and without temperature
                 logits = judge.logits_records(records, batch_size=args.batch_size, progress=True)
                 scores[key] = 1 / (1 + np.exp(-logits / judge.temperature))
@@ -353,7 +380,7 @@ def cli(argv: list[str]) -> int:
                 scores[key] = judge.score_records(records, batch_size=args.batch_size, progress=True)
             thresholds[key] = float(judge.threshold)
         report = build_report(records, scores, details, thresholds, args.rho, args.bootstrap, args.seed,
-                              uncalibrated=uncalibrated)
+                              uncalibrated=uncalibrated, routing=routing)
         paths = write_report(report, args.out)
     except (RecordError, FileNotFoundError, ValueError) as err:
         print(f"bertjudge evaluate: error: {err}", file=sys.stderr)

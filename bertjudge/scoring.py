@@ -16,6 +16,7 @@ from pathlib import Path
 
 from lightning.pytorch.callbacks import BasePredictionWriter
 
+from bertjudge.judges.routing import SPEC_HELP, format_routing
 from bertjudge.records import RecordError, input_hash, read_partial, read_with_raw, write_records
 
 
@@ -82,7 +83,8 @@ def cli(argv: list[str]) -> int:
                     "with at least 'candidate' and 'reference' (or 'references'); the output keeps every input "
                     "field and adds score, verdict, judge and input_hash. An interrupted run resumes.",
     )
-    parser.add_argument("--judge", required=True, help="'regex' or the folder of an exported judge")
+    parser.add_argument("--judge", required=True,
+                        help=f"'regex', the folder of an exported judge, a zoo name, {SPEC_HELP}")
     parser.add_argument("--input", required=True, help="rows to score (.jsonl or .parquet)")
     parser.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet)")
     parser.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
@@ -93,6 +95,8 @@ def cli(argv: list[str]) -> int:
 
         judge = Judge.load(args.judge)
         out = score_file(judge, args.input, args.output, args.batch_size, progress=not args.no_progress)
+        if hasattr(judge, "routing"):  # a routing judge: how many rows each stage decided
+            print(format_routing(judge.routing), file=sys.stderr)
     except (RecordError, FileNotFoundError, ValueError) as err:
         print(f"bertjudge judge: error: {err}", file=sys.stderr)
         return 1

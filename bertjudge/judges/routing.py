@@ -1,0 +1,232 @@
+"""Routing judges: the rules decide where they can, a model where they cannot, an expensive judge
+only where the model is unsure.
+
+- ``HybridJudge(model)``: the regex judge decides every row where it extracts (and, for math,
+  parses) an answer; ``model`` scores the others (the paper's cheap compromise).
+- ``CascadeJudge(model, expensive=None)``: stage 1, the rules, decide only the rows they are
+  confident about (``rules_accept="match"``: an extracted answer that matches a reference — exact,
+  option or Math-Verify matches are high-precision, while a parsed *mismatch* is often only a
+  formatting difference; ``"parsed"``: every parsed row, as the hybrid); stage 2, ``model``,
+  decides the rest whose score is outside the uncertainty band ``[low, high]``; stage 3,
+  ``expensive`` (any judge, e.g. an exported generative judge), decides the rows inside the band.
+  Without stage 3 the model decides all its rows; where stage 3 gives no verdict (NaN), the model's
+  score stands.
+
+Both return P(correct) from ``score_records`` and per-row ``details`` (the deciding ``stage``, the
+``score``, each stage's ``scores``, ``unparsed`` when the final score is NaN), and keep a ``routing``
+summary of every row they scored: per stage the rows seen and decided, the fraction decided and the
+wall time, plus the compute saved — an *estimate*: the measured total wall time against the last
+stage's measured seconds per row × all rows (as if that stage had judged every row).
+
+``Judge.load`` builds them from a spec (see ``from_spec``)::
+
+    hybrid:<judge>
+    cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from bertjudge.judges.regex import RegexJudge
+
+RULES_ACCEPT = ("match", "parsed")
+KINDS = ("hybrid", "cascade")
+SPEC_HELP = ("'hybrid:<judge>' (regex where it parses, <judge> elsewhere) or "
+             "'cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]' "
+             "(regex matches, then <judge> outside the band [LOW, HIGH] (default 0.2,0.8), then the expensive judge)")
+
+
+def _checked(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
+    if rules_accept not in RULES_ACCEPT:
+        raise ValueError(f"rules must be one of {RULES_ACCEPT}, got {rules_accept!r}")
+    low, high = map(float, band)
+    if not 0.0 <= low <= high <= 1.0:
+        raise ValueError(f"the band needs 0 <= LOW <= HIGH <= 1, got {low:g},{high:g}")
+    return rules_accept, (low, high)
+
+
+class CascadeJudge:
+    """Rules → ``model`` → optional ``expensive`` judge, by confidence (see the module docstring).
+
+    Args:
+        model: stage 2, any judge with ``score_records`` and ``threshold`` (an encoder judge).
+        expensive: stage 3 for the rows whose model score is inside ``band`` (or NaN); None: no stage 3.
+        rules: stage 1, a ``RegexJudge`` (default: a new one).
+        rules_accept: ``match`` (the rules decide the rows they parse and find matching) or ``parsed``.
+        band: the model scores ``low <= s <= high`` sent to stage 3.
+
+    The verdict threshold is the model's (the rules' 0/1 scores fall on either side of any threshold).
+    """
+
+    temperature = 1.0  # scores are the stages' own calibrated probabilities
+
+    def __init__(self, model, expensive=None, rules: RegexJudge | None = None, rules_accept: str = "match",
+                 band: tuple[float, float] = (0.2, 0.8)):
+        self.rules_accept, self.band = _checked(rules_accept, band)
+        self.model, self.expensive, self.rules = model, expensive, rules or RegexJudge()
+        self.threshold = float(model.threshold)
+        if expensive is not None and float(expensive.threshold) != self.threshold:
+            warnings.warn(f"the expensive judge's threshold {expensive.threshold} differs from the model's "
+                          f"{self.threshold}; the cascade's verdicts use the model's", stacklevel=2)
+        self.stages = ("rules", "model") + (("expensive",) if expensive is not None else ())
+        self.reset_routing()
+
+    @property
+    def name(self) -> str:
+        judges = ",".join(j.name for j in (self.model, self.expensive) if j is not None)
+        return f"cascade({judges};rules={self.rules_accept};band={self.band[0]:g},{self.band[1]:g})"
+
+    def reset_routing(self) -> None:
+        """Forget the rows counted in ``routing`` so far."""
+        self._counts = {s: {"seen": 0, "decided": 0, "seconds": 0.0} for s in self.stages}
+
+    def _accept(self, rule_row: dict) -> bool:
+        return not rule_row["unparsed"] and (rule_row["match"] or self.rules_accept == "parsed")
+
+    def _stage(self, name: str, judge, records: list[dict], rows: list[dict], idx: list[int],
+               batch_size: int, progress: bool) -> list[int]:
+        """Score rows ``idx`` with ``judge``; decide those it is sure of; return the others."""
+        start = time.perf_counter()
+        scores = judge.score_records([records[i] for i in idx], batch_size=batch_size, progress=progress) if idx else []
+        self._counts[name]["seen"] += len(idx)
+        self._counts[name]["seconds"] += time.perf_counter() - start
+        last, (low, high), unsure = name == self.stages[-1], self.band, []
+        for i, score in zip(idx, map(float, scores)):
+            row = rows[i]
+            row["scores"][name] = score
+            if name == "expensive" and math.isnan(score):  # no verdict from stage 3: the model's score stands
+                row.update(stage="model", score=row["scores"]["model"])
+            elif last or not (math.isnan(score) or low <= score <= high):
+                row.update(stage=name, score=score)
+            else:
+                unsure.append(i)
+        return unsure
+
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+        """Per row: the deciding ``stage``, its ``score``, every stage's ``scores`` (the rules' is None
+        where they found no answer) and ``unparsed`` (the final score is NaN)."""
+        rows = [{"stage": None, "score": math.nan, "scores": {}} for _ in records]
+        start = time.perf_counter()
+        rule_rows = self.rules.details(records, progress)
+        self._counts["rules"]["seconds"] += time.perf_counter() - start
+        self._counts["rules"]["seen"] += len(records)
+        for row, rule in zip(rows, rule_rows):
+            row["scores"]["rules"] = None if rule["unparsed"] else rule["score"]
+            if self._accept(rule):
+                row.update(stage="rules", score=rule["score"])
+        todo = [i for i, row in enumerate(rows) if row["stage"] is None]
+        todo = self._stage("model", self.model, records, rows, todo, batch_size, progress)
+        if self.expensive is not None:
+            self._stage("expensive", self.expensive, records, rows, todo, batch_size, progress)
+        for row in rows:
+            row["unparsed"] = math.isnan(row["score"])
+            self._counts[row["stage"]]["decided"] += 1
+        return rows
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
+        return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
+
+    def score(self, questions, candidates, references, batch_size: int = 32) -> np.ndarray:
+        """P(correct) for parallel lists, as ``JudgeModule.score``."""
+        from bertjudge.judges.base import JudgeModule
+
+        return JudgeModule.score(self, questions, candidates, references, batch_size)
+
+    @property
+    def routing(self) -> dict:
+        """Every row scored since the last ``reset_routing``: per stage ``seen``, ``decided``,
+        ``fraction`` (of all rows, decided there; they sum to 1) and ``seconds`` (wall time); the total
+        ``seconds``; and the estimated compute saved against running the last stage on every row."""
+        n = self._counts["rules"]["seen"]
+        stages = {s: {**c, "fraction": c["decided"] / n if n else math.nan} for s, c in self._counts.items()}
+        total = sum(c["seconds"] for c in stages.values())
+        last = stages[self.stages[-1]]
+        reference = last["seconds"] / last["seen"] * n if last["seen"] else math.nan
+        return {"n": n, "stages": stages, "seconds": total, "reference_stage": self.stages[-1],
+                "reference_seconds_estimate": reference,
+                "compute_saved_estimate": 1 - total / reference if reference > 0 else math.nan,
+                "note": f"compute saved is an estimate: the measured wall time against the {self.stages[-1]} "
+                        f"stage's measured seconds per row x all {n} rows"}
+
+
+class HybridJudge(CascadeJudge):
+    """Regex where it parses an answer (its 0/1 verdict), ``model`` on the rows it cannot parse.
+
+    ``routing["stages"]["model"]["fraction"]`` is the fraction sent to the model.
+    """
+
+    def __init__(self, model, rules: RegexJudge | None = None):
+        super().__init__(model, rules=rules, rules_accept="parsed")
+
+    @property
+    def name(self) -> str:
+        return f"hybrid({self.model.name})"
+
+
+def _split(spec: str) -> tuple[str, list[str], dict[str, str]]:
+    """``kind:a,b?key=value&…`` -> (kind, [a, b], {key: value})."""
+    kind, _, rest = spec.partition(":")
+    body, _, query = rest.partition("?")
+    options = dict(item.partition("=")[::2] for item in query.split("&") if item)
+    return kind, [s.strip() for s in body.split(",")], options
+
+
+def is_routed(spec: str) -> bool:
+    return spec.partition(":")[0] in KINDS and ":" in spec
+
+
+def from_spec(spec: str, format=None) -> CascadeJudge:
+    """A ``HybridJudge`` from ``hybrid:<judge>``, a ``CascadeJudge`` from
+    ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``; each ``<judge>`` is
+    any ``Judge.load`` spec (an exported folder, a zoo name). ``format`` is checked against the model's."""
+    from bertjudge.api import Judge
+
+    kind, judges, options = _split(spec)
+    allowed = {"hybrid": set(), "cascade": {"band", "rules"}}.get(kind)
+    counts = {"hybrid": (1,), "cascade": (1, 2)}.get(kind, ())
+    if allowed is None or len(judges) not in counts or not all(judges):
+        raise ValueError(f"{spec!r}: expected {SPEC_HELP}")
+    if set(options) - allowed:
+        raise ValueError(f"{spec!r}: unknown option(s) {sorted(set(options) - allowed)}; "
+                         f"{kind} accepts {sorted(allowed) or 'none'}")
+    band = options.get("band", "0.2,0.8").split(",")
+    try:  # checked before any judge is loaded
+        if len(band) != 2:
+            raise ValueError(f"band must be two numbers LOW,HIGH, got {options['band']!r}")
+        try:
+            band = tuple(map(float, band))
+        except ValueError:
+            raise ValueError(f"band must be two numbers LOW,HIGH, got {options['band']!r}") from None
+        rules_accept, band = _checked(options.get("rules", "match"), band)
+    except ValueError as err:
+        raise ValueError(f"{spec!r}: {err}") from None
+    model = Judge.load(judges[0], format=format)
+    if kind == "hybrid":
+        return HybridJudge(model)
+    expensive = Judge.load(judges[1]) if len(judges) == 2 else None
+    return CascadeJudge(model, expensive, rules_accept=rules_accept, band=band)
+
+
+def short_spec(spec: str) -> str:
+    """A short display name: each judge folder by its last path part (``cascade:judge,gen?band=…``)."""
+    if not is_routed(spec):
+        return Path(spec).name or spec
+    kind, judges, _ = _split(spec)
+    query = spec.partition("?")[2]
+    return f"{kind}:{','.join(Path(j).name or j for j in judges)}" + (f"?{query}" if query else "")
+
+
+def format_routing(routing: dict) -> str:
+    """One line: the fraction and wall time of each stage, and the estimated compute saved."""
+    stages = ", ".join(f"{name} {s['fraction']:.1%} ({s['seconds']:.1f} s)" for name, s in routing["stages"].items())
+    saved = routing["compute_saved_estimate"]
+    saved = "–" if math.isnan(saved) else f"{saved:.0%}"
+    return (f"routing of {routing['n']} rows: {stages}; compute saved vs the {routing['reference_stage']} stage "
+            f"on every row (estimate from measured per-row times): {saved}")
