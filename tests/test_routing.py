@@ -27,11 +27,15 @@ def rows():
 @pytest.fixture(scope="module")
 def folders(tiny_backbone, tmp_path_factory):
     """Two tiny exported encoder judges; the temperatures spread their scores (and make them differ)."""
+    import torch
+
     from bertjudge.judges.encoder import EncoderJudge
 
     root = tmp_path_factory.mktemp("routing")
-    return (str(EncoderJudge(backbone=tiny_backbone, temperature=0.01).export(root / "tiny")),
-            str(EncoderJudge(backbone=tiny_backbone, temperature=0.3).export(root / "big")))
+    with torch.random.fork_rng():  # seeded heads, and the global random state left as other tests expect it
+        torch.manual_seed(0)
+        return (str(EncoderJudge(backbone=tiny_backbone, temperature=0.01).export(root / "tiny")),
+                str(EncoderJudge(backbone=tiny_backbone, temperature=0.3).export(root / "big")))
 
 
 class Spy:
