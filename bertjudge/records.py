@@ -7,6 +7,7 @@ written; ``write_records`` writes atomically (temporary file, then rename).
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -20,6 +21,16 @@ SCHEMA_FIELDS = (
     "label_source", "candidate_model", "split", "meta",
 )
 SCORE_FIELDS = ("score", "verdict", "judge", "input_hash")
+RECORD_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")  # JSON lines (gzip-compressed or not) and Parquet
+
+
+def is_record_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` has a record-file suffix (``.jsonl``, ``.jsonl.gz`` or ``.parquet``)."""
+    return Path(path).name.endswith(RECORD_SUFFIXES)
+
+
+def _gzipped(path: Path) -> bool:
+    return path.suffix == ".gz"
 
 
 class RecordError(ValueError):
@@ -105,9 +116,17 @@ def normalize(obj: Any, where: str = "<record>") -> dict:
     return rec
 
 
+def _lines(handle, path: Path) -> Iterator[str]:
+    try:
+        yield from handle
+    except (OSError, EOFError) as err:  # a corrupt or truncated gzip file
+        raise RecordError(f"{path}: not a readable gzip file ({err})") from None
+
+
 def _iter_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
-    with open(path, encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, 1):
+    opener = gzip.open if _gzipped(path) else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for lineno, line in enumerate(_lines(handle, path), 1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
@@ -134,7 +153,8 @@ def _iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def iter_raw(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
-    """``(file:line, parsed row)`` of a JSONL or Parquet file, unvalidated; invalid JSON is refused."""
+    """``(file:line, parsed row)`` of a JSONL (``.gz`` read as gzip) or Parquet file, unvalidated;
+    invalid JSON is refused."""
     path = Path(path)
     if not path.is_file():
         raise RecordError(f"{path}: no such file")
@@ -190,7 +210,8 @@ def atomic_path(path: Path):
 
 
 def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
-    """Write records as JSONL or Parquet (by suffix), atomically."""
+    """Write records as JSONL, gzip-compressed JSONL (``.gz``, reproducible bytes) or Parquet
+    (by suffix), atomically."""
     path = Path(path)
     tmp = atomic_path(path)
     try:
@@ -200,6 +221,10 @@ def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
 
             rows = [dict(r, meta=json.dumps(r.get("meta", {}), ensure_ascii=False)) for r in records]
             pq.write_table(pa.Table.from_pylist(rows), tmp)
+        elif _gzipped(path):
+            with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped:
+                for rec in records:  # no name or time in the header: the same records give the same bytes
+                    zipped.write((json.dumps(rec, ensure_ascii=False) + "\n").encode("utf-8"))
         else:
             with open(tmp, "w", encoding="utf-8") as handle:
                 for rec in records:

@@ -76,7 +76,7 @@ def test_empty_and_missing_files_are_refused(tmp_path):
         read_records(tmp_path / "bad.parquet")
 
 
-@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])
 def test_round_trip(tmp_path, suffix):
     rows = [normalize({"task": "t", "category": "open_math", "question": None, "candidate": f"c{i}",
                        "references": ["1", "one"], "label": i % 2, "meta": {"style": "bare", "i": i}})
@@ -91,3 +91,24 @@ def test_raw_rows_keep_extra_fields(tmp_path):
     [(raw, rec)] = read_with_raw(path)
     assert raw == {"candidate": "a", "reference": "a", "extra": 7}
     assert rec["extra"] == 7 and rec["references"] == ["a"]
+
+
+def test_gzip_jsonl_is_compressed_reproducible_and_checked(tmp_path):
+    import gzip
+
+    rows = [normalize({"candidate": f"answer {i} " * 50, "reference": "1"}) for i in range(20)]
+    first = write_records(tmp_path / "a.jsonl.gz", rows)
+    second = write_records(tmp_path / "b.jsonl.gz", rows)
+    assert first.read_bytes() == second.read_bytes()  # no file name or time in the gzip header
+    assert first.stat().st_size < write_records(tmp_path / "a.jsonl", rows).stat().st_size / 5
+    assert gzip.decompress(first.read_bytes()).decode().count("\n") == 20
+    bad = tmp_path / "bad.jsonl.gz"
+    bad.write_bytes(gzip.compress(b'{"candidate": "a", "reference": "a"}\n{oops}\n'))
+    with pytest.raises(RecordError, match=r"bad.jsonl.gz:2: invalid JSON"):
+        read_records(bad)
+    (tmp_path / "cut.jsonl.gz").write_bytes(first.read_bytes()[:200])
+    with pytest.raises(RecordError, match="not a readable gzip file"):
+        read_records(tmp_path / "cut.jsonl.gz")
+    (tmp_path / "plain.jsonl.gz").write_text('{"candidate": "a", "reference": "a"}\n')
+    with pytest.raises(RecordError, match="not a readable gzip file"):
+        read_records(tmp_path / "plain.jsonl.gz")

@@ -51,6 +51,20 @@ def test_folder_of_files_and_duplicate_ids_across_sources(tmp_path):
         load_source(str(tmp_path / "empty"))
 
 
+def test_gzip_files_and_split_selection(tmp_path):
+    rows = [normalize({"candidate": f"c{i}", "reference": "r", "label": i % 2,
+                       "split": ("train", "val", "test")[i % 3]}) for i in range(9)]
+    path = write_records(tmp_path / "d" / "real.jsonl.gz", rows)
+    assert load_source(str(tmp_path / "d")) == rows  # a folder lists .jsonl.gz files too
+    assert load_source(str(path)) == rows
+    assert [r["split"] for r in load_source(f"{path}?split=train")] == ["train"] * 3
+    assert {r["split"] for r in load_source(f"{path}?split=val,test")} == {"val", "test"}
+    with pytest.raises(RecordError, match="no rows with split"):
+        load_source(f"{path}?split=ood")
+    with pytest.raises(ValueError, match="unknown options"):
+        load_source(f"{path}?n=3")
+
+
 def test_unknown_embedded_split_and_options_are_refused():
     with pytest.raises(ValueError, match="unknown embedded split"):
         load_source("embedded:training")

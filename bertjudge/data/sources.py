@@ -4,7 +4,9 @@
 - ``hf:<repo>[?configs=a,b&splits=x,y&revision=R]`` — a Hugging Face dataset in the authors'
   ``hgissbkh/BERTJudge-Dataset`` layout: one config per task, one split per candidate model,
   columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
-- a path: a JSONL or Parquet file, or a folder of them.
+- a path: a JSONL (``.jsonl`` or gzip-compressed ``.jsonl.gz``) or Parquet file, or a folder of them;
+  ``<path>?split=train`` keeps the rows whose ``split`` field is ``train`` (``split=val,test``: several),
+  e.g. ``data/real/champ-rule-v1.jsonl.gz?split=train``.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from bertjudge.records import RecordError, normalize, read_records
+from bertjudge.records import RecordError, is_record_file, normalize, read_records
 
 EMBEDDED_DEFAULT_SIZES = {"train": 20000, "val": 1000, "test": 2000, "adversarial": 1000}
 
@@ -75,13 +77,27 @@ def load_source(spec: str) -> list[dict]:
         return load_embedded(spec)
     if spec.startswith("hf:"):
         return load_hub(spec)
+    args = {}
+    if "?" in spec and not Path(spec).exists():
+        spec, args = _query(spec)
+    splits = args.pop("split", None)
+    if args:
+        raise ValueError(f"{spec}: unknown options {sorted(args)} (a file source takes split)")
     path = Path(spec)
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet"))
+        files = sorted(p for p in path.iterdir() if is_record_file(p))
         if not files:
-            raise RecordError(f"{path}: no .jsonl or .parquet files in this folder")
-        return [rec for f in files for rec in read_records(f)]
-    return read_records(path)
+            raise RecordError(f"{path}: no .jsonl or .parquet files (nor .jsonl.gz) in this folder")
+        records = [rec for f in files for rec in read_records(f)]
+    else:
+        records = read_records(path)
+    if splits is None:
+        return records
+    wanted = set(splits.split(","))
+    kept = [rec for rec in records if rec["split"] in wanted]
+    if not kept:
+        raise RecordError(f"{path}: no rows with split in {sorted(wanted)}")
+    return kept
 
 
 def load_sources(specs: list[str]) -> list[dict]:

@@ -24,7 +24,13 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bertjudge.records import RecordError, read_partial, read_records, write_records
+from bertjudge.records import (
+    RecordError,
+    is_record_file,
+    read_partial,
+    read_records,
+    write_records,
+)
 
 RULES = ("math-verify", "exact-match", "regex")
 REPORT_FILE = "label_report.json"
@@ -210,12 +216,12 @@ def report(records: list[dict]) -> dict:
 
 
 def input_files(paths: list[str]) -> list[Path]:
-    """Record files of the given files and folders (.jsonl, .parquet)."""
+    """Record files of the given files and folders (.jsonl, .jsonl.gz, .parquet)."""
     files = []
     for path in map(Path, paths):
-        found = sorted(p for p in path.iterdir() if p.suffix in (".jsonl", ".parquet")) if path.is_dir() else [path]
+        found = sorted(p for p in path.iterdir() if is_record_file(p)) if path.is_dir() else [path]
         if not found:
-            raise RecordError(f"{path}: no .jsonl or .parquet files in this folder")
+            raise RecordError(f"{path}: no .jsonl or .parquet files (nor .jsonl.gz) in this folder")
         files += found
     names = Counter(f.name for f in files)
     if any(n > 1 for n in names.values()):
