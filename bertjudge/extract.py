@@ -2,7 +2,10 @@
 
 ``final_answer`` looks, in this order, for: the last "Final answer:" marker, the last
 ``\\boxed{…}`` / ``\\fbox{…}`` (nested braces kept), the last "the answer is X" (or an
-"Answer: X" line), a trailing option letter, and the last number.
+"Answer: X" line), a trailing option letter, the value stated in the concluding sentence
+("Therefore, there are 5,050 triples such that a + b + c = 99." → 5,050), and the last number.
+A marker followed by a whole sentence ("Final Answer: The smallest value of x^2 + 1 is 1.")
+gives the value that sentence states. ``extract_answer`` also says which rule found the answer.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import re
 _FINAL = re.compile(r"final\s+answer\s*\**\s*(?::|\bis\b\s*:?)\s*\**", re.IGNORECASE)
 _ANSWER_IS = re.compile(
     r"\bthe\s+(?:correct\s+|right\s+)?answer\s+(?:is|would\s+be|should\s+be)\s*:?"
-    r"|^[ \t>#*_]*answer[ \t*_]*:",
+    r"|^[ \t>#*_-]*answer[ \t*_]*:",
     re.IGNORECASE | re.MULTILINE,
 )
 _BOX = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -23,6 +26,40 @@ _OPTION = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.:]?$")
 _OPTION_PREFIX = re.compile(r"^[(\[]?([A-J])(?:[)\]]|[.:])?(?:\s|$)")
 _NUMBER = re.compile(r"(?<![\w.,])[-+−]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:/\d+)?")
 _SENTENCE_END = re.compile(r"\.\s")
+MAX_SENTENCE_CHARS = 400
+# the value a concluding sentence states: "is 5", "are 2,001,000 terms", "= 89", "is congruent to 0",
+# "is \\( \\frac{3}{2} \\)"; not "is 3 times …", "is 1 - 4ab/…", "is 2x + 1"
+_COPULA = re.compile(
+    r"(?:\b(?:is|are|be|was|were|equals?|(?:will|would)\s+have|gives?|yields?)\b"
+    r"|\b(?:equal|congruent|equivalent|simplifies|evaluates|reduces|amounts|comes)\s+to\b|=|≡|≈|\\equiv\b|\\approx\b)"
+    r"(?:\s+(?:only|exactly|just|simply|precisely|then|thus|therefore|also|still|indeed|actually|now|"
+    r"approximately|about|around|roughly|nearly|"
+    r"(?:equal|congruent|equivalent)\s+to|given\s+by|a\s+total\s+of)\b)*\s*",
+    re.IGNORECASE,
+)
+_VALUE = re.compile(
+    r"[-+−]?\d*\s*(?:√|sqrt)\s*\(?\d+\)?(?:\s*/\s*\d+)?"
+    r"|[-+−]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:\s*/\s*\d+)?(?:\s*%)?"
+)
+_VALUE_STOP = re.compile(
+    r"\s*(?:[*/^×·=<>≤≥!_]|\\(?:cdot|times|div)\b|[-+−]\s*[\w(\\$])|\((?!\s*mod\b)|[A-Za-z\d]|\.\d"
+    r"|\s+(?:times|more|less|fewer|greater|smaller|larger|than|plus|minus|over|divided|multiplied)\b"
+    r"|\s+\d+\s*/\s*\d"  # a mixed number: "12 1/2"
+    r"|\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b",  # dates: "is 26 March 1950"
+    re.IGNORECASE,
+)
+# a value that starts a list or a hedge: "are $0$ and $k$", "is 11, or possibly 51", "are 0, 7, 14"
+_LIST = re.compile(r"(?:\s*\([^()]*\))?(?:\s*,?\s+or\b|\s*,\s*(?:and\s+|or\s+)?(?:[-+−]?\$?\d|\$|\\\()"
+                   r"|\s*,?\s+and\s+(?:[-+−]?\$?\d|\$|\\\(|\())", re.IGNORECASE)
+_PREPOSITION = re.compile(r"\b(?:of|by|mod|modulo|than|from|to|under|over|between|within|with)\s*$", re.IGNORECASE)
+_HEDGE = re.compile(r"\b(?:could|might|may|possibly|perhaps|either)\s*$", re.IGNORECASE)
+_MATH_OPEN = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
+_LATEX_WORD = re.compile(r"\\(?:[dt]?frac|sqrt|cdot|times|left|right|infty|pi|dfrac|tfrac|,|!|;| )")
+_LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{\s*([-+]?\d+(?:\.\d+)?)\s*\}\s*\{\s*(\d+(?:\.\d+)?)\s*\}")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\\$*])|\n+")
+_ASIDE = re.compile(r"^[\s*_#>(]*(?:note|n\.b\.|please|i hope|hope this|let me know|feel free|remember)\b",
+                    re.IGNORECASE)
+_PROSE = re.compile(r"\b[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}\b){2,}")
 _CLAUSE_END = re.compile(r"[.,;!?]\s")
 _EMPHASIS = "*_`"
 _EDGE_PUNCT = " \t\n.,;:!?\"'“”‘’"
@@ -68,6 +105,92 @@ def _clean(s: str) -> str:
     return s
 
 
+def _math_value(text: str, pos: int) -> tuple[str | None, int]:
+    """A value-like math span (``$…$``, ``\\(…\\)``…) starting at ``pos`` and where it ends: its
+    right-hand side after any ``=``, when that is a number-like expression without variables
+    ("\\frac{3}{2}", "2^{1959}"); ``(None, pos)`` otherwise."""
+    for left, right in _MATH_OPEN:
+        if text.startswith(left, pos):
+            end = text.find(right, pos + len(left))
+            if end < 0 or end - pos > 400 or right == "$" and text[end + 1:end + 2].isdigit():
+                return None, pos  # not closed, too long, or two prices ("$50 − $32.00")
+            inner = re.split(r"=|\\equiv\b|≡", text[pos + len(left):end])[-1]
+            inner = re.sub(r"\\pmod\s*\{[^{}]*\}|\\(?:bmod|mod)\b.*$|\(\s*mod\b[^)]*\)", "", inner)
+            inner = (boxed(inner) or inner).strip().rstrip(".,;").strip()
+            bare = _LATEX_WORD.sub("", inner)
+            if (inner and len(inner) <= 80 and not re.search(r"[A-Za-z]", bare)
+                    and re.search(r"\d|\\infty|\\pi", inner)):
+                return inner, end + len(right)
+            return None, pos
+    return None, pos
+
+
+def _copula_value(sentence: str) -> tuple[str | None, bool]:
+    """``(value, listed)``: the first value stated by a copula ("is", "are", "=", "equals"…) in
+    ``sentence``, or ``(None, True)`` when that value starts a list or a hedge ("are 0 and 7")."""
+    for match in _COPULA.finditer(sentence):
+        if _HEDGE.search(sentence, 0, match.start()):  # "it could be 26 weeks, or possibly 6"
+            return None, True
+        pos = match.end()
+        value, end = _math_value(sentence, pos)
+        if not value:
+            number = _VALUE.match(sentence, pos + sentence.startswith("$", pos))  # a price: "is $17.00"
+            if not number or _VALUE_STOP.match(sentence, number.end()):
+                continue
+            value, end = number.group().strip().replace("−", "-"), number.end()
+        if _LIST.match(sentence, end):
+            return None, True
+        return value, False
+    return None, False
+
+
+def _standalone_numbers(sentence: str) -> list[str]:
+    """Numbers of ``sentence`` that are not part of an expression (``\\frac{a}{b}`` read as a/b)
+    nor the object of a preposition ("multiples of 120", "divisible by 7")."""
+    sentence = _LATEX_FRAC.sub(r"\1/\2", sentence)
+    found = []
+    for match in _NUMBER.finditer(sentence):
+        before = sentence[:match.start()].rstrip()
+        if before[-1:] and before[-1:] in "*/^×·_=<>≤≥+-−{" or _PREPOSITION.search(before):
+            continue
+        if _VALUE_STOP.match(sentence, match.end()):
+            continue
+        found.append(match.group().replace("−", "-"))
+    return found
+
+
+def conclusion_value(text: str, max_sentences: int = 3) -> str | None:
+    """The value the concluding sentence states: the last of the final ``max_sentences``
+    sentences (asides such as "Note: …" skipped) that holds a number gives its first copula value
+    ("there are 5,050 triples with a + b + c = 99" → "5,050") or the one number it holds;
+    None when that sentence states no clean value, lists several ("are $0$ and $k$") or is longer
+    than ``MAX_SENTENCE_CHARS``."""
+    if not isinstance(text, str):
+        return None
+    sentences = [s for s in _SENTENCE.split(text[-3000:]) if s.strip() and not _ASIDE.match(s)]
+    for sentence in reversed(sentences[-max_sentences:]):
+        sentence = re.sub(r"\*\*|__", "", sentence)  # markdown emphasis is not multiplication
+        if not re.search(r"\d|\\infty", sentence):
+            continue
+        if len(sentence) > MAX_SENTENCE_CHARS:  # run-on text, not a concluding sentence
+            return None
+        value, listed = _copula_value(sentence)
+        if value or listed:
+            return value
+        numbers = _standalone_numbers(sentence)  # the sentence's one number, when it has no other
+        every = {n.replace("−", "-") for n in _NUMBER.findall(_LATEX_FRAC.sub(r"\1/\2", sentence))}
+        return numbers[-1] if numbers and every == {numbers[-1]} else None
+    return None
+
+
+def _refine(answer: str) -> str:
+    """A marker's answer that is a whole sentence gives the value that sentence states."""
+    outside_math = re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", answer)
+    if _PROSE.search(outside_math):
+        return _copula_value(answer)[0] or answer
+    return answer
+
+
 def _after(text: str, pos: int, end_pattern: re.Pattern) -> str:
     """The answer following a marker ending at ``pos``: the rest of that line (or the next
     non-empty line), up to the first ``end_pattern`` match outside math."""
@@ -84,25 +207,35 @@ def _last_answer_after(pattern: re.Pattern, text: str, end_pattern: re.Pattern) 
     return None
 
 
-def final_answer(text: str) -> str | None:
-    """The rule-extracted final answer of a candidate, or None when nothing is found."""
+def extract_answer(text: str) -> tuple[str | None, str | None]:
+    """``(answer, rule)``: the rule-extracted final answer of a candidate and the rule that found it
+    (``final-answer``, ``boxed``, ``answer-is``, ``option``, ``conclusion`` or ``last-number``;
+    the last is the weakest), or ``(None, None)`` when nothing is found."""
     if not isinstance(text, str) or not text.strip():
-        return None
+        return None, None
     answer = _last_answer_after(_FINAL, text, _SENTENCE_END)
     if answer:  # "Final answer: the correct answer is (C)" → "(C)"
-        return _last_answer_after(_ANSWER_IS, answer, _SENTENCE_END) or answer
+        return _refine(_last_answer_after(_ANSWER_IS, answer, _SENTENCE_END) or answer), "final-answer"
     answer = boxed(text)
     if answer:
-        return answer
+        return answer, "boxed"
     answer = _last_answer_after(_ANSWER_IS, text, _CLAUSE_END)
     if answer:
-        return answer
+        return _refine(answer), "answer-is"
     last_line = text.strip().rsplit("\n", 1)[-1].strip().strip(_EMPHASIS).strip()
     option = _OPTION_LINE.search(last_line)
     if option:
-        return option.group(1).upper()
-    numbers = _NUMBER.findall(text[-3000:])
-    return numbers[-1].replace("−", "-") if numbers else None
+        return option.group(1).upper(), "option"
+    answer = conclusion_value(text)
+    if answer:
+        return answer, "conclusion"
+    numbers = _NUMBER.findall(_LATEX_FRAC.sub(r"\1/\2", text[-3000:]))
+    return (numbers[-1].replace("−", "-"), "last-number") if numbers else (None, None)
+
+
+def final_answer(text: str) -> str | None:
+    """The rule-extracted final answer of a candidate, or None when nothing is found."""
+    return extract_answer(text)[0]
 
 
 def option_letter(s: str | None) -> str | None:

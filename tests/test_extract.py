@@ -2,7 +2,7 @@ import random
 
 import pytest
 
-from bertjudge.extract import boxed, final_answer, normalize_answer, option_letter
+from bertjudge.extract import boxed, extract_answer, final_answer, normalize_answer, option_letter
 
 FINAL_ANSWER_CASES = [
     # (candidate, expected final answer)
@@ -50,6 +50,48 @@ FINAL_ANSWER_CASES = [
 
 @pytest.mark.parametrize("text,expected", FINAL_ANSWER_CASES)
 def test_final_answer_table(text, expected):
+    assert final_answer(text) == expected
+
+
+# Endings in the style of real GPT-3.5 / GPT-4 / PaLM 2 solutions to competition problems (written
+# for this test): the value the concluding sentence states, not the last number in it.
+REAL_STYLE_CASES = [
+    # (candidate, expected answer, expected rule)
+    ("f(6) = 26 + 5*10 = 76\n\nSo, there are 76 involutions on the set {1, 2, 3, 4, 5, 6}.", "76", "conclusion"),
+    ("Therefore, there are 5050 ordered triples (a, b, c) of non-negative integers with a + b + c = 99.",
+     "5050", "conclusion"),
+    ("So, there will be 2,001,000 terms in the expansion of (x+y+z)^1999.", "2,001,000", "conclusion"),
+    ("Hence 3^105 + 4^105 is congruent to 0 modulo 7.", "0", "conclusion"),
+    ("n ≡ 2 * (1 - 1) / 9 ≡ 0 (mod 1982)", "0", "conclusion"),
+    ("$$3^{105} + 4^{105} \\equiv 0 \\pmod{13}.$$\nSo $3^{105} + 4^{105} \\equiv 0 \\pmod{13}$.", "0",
+     "conclusion"),
+    (("Therefore, the largest value of \\( \\frac{a}{b+c} + \\frac{b}{a+c} \\) is \\( \\frac{3}{2} \\), reached "
+      "when the triangle is equilateral."), "\\frac{3}{2}", "conclusion"),  # not the 2 of \\frac{3}{2}
+    (("Therefore, the remainder when p(x^7) is divided by p(x) is 6.\n\nNote: The facts in points 1-5 are not "
+      "needed here. The Remainder Theorem is enough."), "6", "conclusion"),  # asides skipped
+    ("The smallest value of the expression is 2, which occurs when x = 0.", "2", "conclusion"),
+    ("The number of permutations with |p(i)−i|≤1 for all i is a_10 = 89.", "89", "conclusion"),
+    ("Final Answer: The smallest value of a^3 + b^3 - a^2*b for positive a, b is 0.", "0", "final-answer"),
+    (("The final answer is that there is only 1 integer \\( n \\) in \\( \\{1, \\ldots, 99\\} \\) for which "
+      "\\( n^4 + 4^n \\) is prime."), "1", "final-answer"),
+    ("So the total is $252 \\times 5! = 30240$.", "30240", "conclusion"),
+    ("The smallest value is 3/3 = 1.", "1", "conclusion"),
+    ("Thus the smallest value of sqrt(ab+bc+ca)/(abc)^(1/3) is sqrt(3).", "sqrt(3)", "conclusion"),
+    ("The change is $50 − $32.00 = $17.00.", "17.00", "conclusion"),  # prices are not math
+    ("The two numbers are 87531 and 9642, with a product of 843973662.", "843973662", "last-number"),  # no one value
+    ("In conclusion, the possible values of $n \\pmod{k}$ are $0$ and $k$.", "0", "last-number"),
+    ("Therefore, all possible values of n^5 - 5n^3 + 4n mod 120 are multiples of 120.", "120", "last-number"),
+    ("The number of diagonals is given by the expression n * (n - 1) / 2.", "2", "last-number"),
+    ("There are no positive integer solutions to x^2 + y^2 + z^2 = 2xyz.", "2", "last-number"),
+    ("- **Answer:** \\frac{9}{2}", "\\frac{9}{2}", "answer-is"),
+    ("Therefore, the answer is $\\boxed{0}$.", "0", "boxed"),
+    ("The probability is approximately 0.000867.", "0.000867", "conclusion"),
+]
+
+
+@pytest.mark.parametrize("text,expected,rule", REAL_STYLE_CASES)
+def test_real_style_endings(text, expected, rule):
+    assert extract_answer(text) == (expected, rule)
     assert final_answer(text) == expected
 
 
