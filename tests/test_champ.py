@@ -240,3 +240,20 @@ def test_balanced_sample_is_deterministic_and_balanced_per_model():
     capped = champ.balanced_sample(records, max_rows=40)
     assert len(capped) == 40 and sum(r["label"] for r in capped) == 20
     assert [r["id"] for r in capped] == [r["id"] for r in records if r in capped]  # input order kept
+
+
+def test_the_repository_data_file_is_a_training_source():
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "data" / "real" / "champ-rule-v1.jsonl.gz"
+    rows = load_source(str(path))
+    assert len(rows) > 3000 and all(r["label"] in (0, 1) and r["label_source"] == champ.LABEL_SOURCE for r in rows)
+    problems = defaultdict(set)
+    for rec in rows:
+        problems[rec["meta"]["problem"]].add(rec["split"])
+    assert all(len(s) == 1 for s in problems.values())  # no problem in two splits
+    for model in {r["candidate_model"] for r in rows}:
+        labels = [r["label"] for r in rows if r["candidate_model"] == model]
+        assert sum(labels) * 2 == len(labels)  # as many correct as wrong per model
+    train = load_source(f"{path}?split=train")
+    assert {r["split"] for r in train} == {"train"} and len(train) > len(rows) / 2
