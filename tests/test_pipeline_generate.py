@@ -120,3 +120,21 @@ def test_backend_choice():
     if importlib.util.find_spec("vllm") is None:
         with pytest.raises(ImportError, match="pip install vllm"):
             candidate_backend("Qwen/Qwen3-8B", backend="vllm")
+
+
+def test_sampling_at_a_temperature_is_seeded_and_kept_apart_from_greedy(tiny_llama, tmp_path):
+    user_task = tmp_path / "capitals.jsonl"
+    user_task.write_text("".join(json.dumps({"question": f"Capital of country {i}?", "reference": "Paris"}) + "\n"
+                                 for i in range(4)))
+    base = ["--model", tiny_llama, "--tasks", str(user_task), "--variant", "free", "--max-new-tokens", "12",
+            "--batch-size", "2", "--no-progress"]
+    assert cli(base + ["--out", str(tmp_path / "a"), "--temperature", "0", "1.5"]) == 0
+    assert cli(base + ["--out", str(tmp_path / "b"), "--temperature", "1.5"]) == 0
+    model = Path(tiny_llama).name
+    greedy = read_records(tmp_path / "a" / file_name("capitals", "test", model, "free"))
+    sampled = read_records(tmp_path / "a" / file_name("capitals", "test", model, "free", 1.5))
+    again = read_records(tmp_path / "b" / file_name("capitals", "test", model, "free", 1.5))
+    assert [r["candidate"] for r in sampled] == [r["candidate"] for r in again]  # same seed, same text
+    assert [r["candidate"] for r in sampled] != [r["candidate"] for r in greedy]
+    assert {r["id"] for r in sampled}.isdisjoint(r["id"] for r in greedy)
+    assert sampled[0]["meta"]["generation"]["decoding"] == {"temperature": 1.5, "seed": 0}

@@ -1,6 +1,7 @@
 """Off-the-shelf LLM judges at scale: inference backends and ``PromptedJudge``.
 
-A backend answers two calls on lists of chat conversations: ``complete`` (greedy text) and
+A backend answers two calls on lists of chat conversations: ``complete`` (text: greedy at
+temperature 0, else sampled with a seed) and
 ``verdict_logits`` (log P(True) − log P(False) of the first answer token, NaN when unknown).
 
 - ``TransformersBackend``: a local Hugging Face causal LM, batched, left padding.
@@ -75,11 +76,12 @@ class TransformersBackend:
                                    return_tensors="pt").to(self.device)
             yield batch["input_ids"], batch["attention_mask"]
 
-    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+    def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
+                 seed: int = 0) -> list[str]:
         from bertjudge.judges.generative import generate
 
-        return [text for ids, mask in self._batches(conversations)
-                for text in generate(self.model, self.tokenizer, ids, mask, max_tokens)]
+        return [text for i, (ids, mask) in enumerate(self._batches(conversations))
+                for text in generate(self.model, self.tokenizer, ids, mask, max_tokens, temperature, seed + i)]
 
     def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
         import torch
@@ -148,10 +150,12 @@ class OpenAIBackend:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(function, items))
 
-    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+    def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
+                 seed: int = 0) -> list[str]:
         def one(conversation):
+            sampling = {"temperature": temperature, "seed": seed} if temperature > 0 else {"temperature": 0}
             reply = self._post({"model": self.model, "messages": conversation, "max_tokens": max_tokens,
-                                "temperature": 0})
+                                **sampling})
             try:
                 return reply["choices"][0]["message"]["content"] or ""
             except (KeyError, IndexError, TypeError) as err:

@@ -106,11 +106,17 @@ def verdict_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
 
 
 @torch.inference_mode()
-def generate(model, tokenizer, input_ids: torch.Tensor, attention_mask: torch.Tensor, max_new_tokens: int) -> list[str]:
-    """Greedy continuations of left-padded prompts, decoded without special tokens."""
+def generate(model, tokenizer, input_ids: torch.Tensor, attention_mask: torch.Tensor, max_new_tokens: int,
+             temperature: float = 0.0, seed: int = 0) -> list[str]:
+    """Continuations of left-padded prompts, decoded without special tokens: greedy at temperature 0,
+    else sampled (seeded, without touching the global random state)."""
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    out = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
-                         do_sample=False, pad_token_id=pad)
+    sampling = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} if temperature > 0 \
+        else {"do_sample": False}
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        out = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
+                             pad_token_id=pad, **sampling)
     return tokenizer.batch_decode(out[:, input_ids.shape[1]:], skip_special_tokens=True)
 
 

@@ -1,14 +1,15 @@
 """``python -m bertjudge generate``: a candidate LLM answers benchmark tasks; its answers become records.
 
-Backends (greedy decoding): a local transformers model (batched, left padding), vLLM when it is
+Backends (greedy decoding, or sampling at ``--temperature`` with a seed): a local transformers model (batched, left padding), vLLM when it is
 installed and a GPU is there, or any OpenAI-compatible server (``--server``). The prompt is the
 task's question with the variant's answer-format instruction, sent as one user turn through the
 model's chat template. A model that thinks (``<think>…</think>``) keeps only the part after its
 thinking as candidate (an unfinished thought leaves an empty candidate); the raw output is kept in
 ``meta.raw``.
 
-One file per task, split, model and variant: ``OUT/<task>.<split>.<model>.<variant>.jsonl``. Each
-record's id derives from task, item, model and variant, so a rerun skips what is done: answers are
+One file per task, split, model, variant and temperature: ``OUT/<task>.<split>.<model>.<variant>.jsonl``
+(``….<variant>.t0.7.jsonl`` when sampled). Each record's id derives from task, item, model, variant and
+temperature, so a rerun skips what is done: answers are
 appended to ``<file>.partial`` as they come, and the final file replaces it in one rename.
 """
 
@@ -53,10 +54,12 @@ class VLLMBackend:
     def config(self) -> dict:
         return {"kind": self.kind, "model": self.name, "thinking": self.thinking}
 
-    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+    def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
+                 seed: int = 0) -> list[str]:
         from vllm import SamplingParams
 
-        outputs = self.llm.chat(conversations, SamplingParams(temperature=0, max_tokens=max_tokens), use_tqdm=False,
+        params = SamplingParams(temperature=temperature, seed=seed if temperature > 0 else None, max_tokens=max_tokens)
+        outputs = self.llm.chat(conversations, params, use_tqdm=False,
                                 chat_template_kwargs={"enable_thinking": self.thinking})
         return [output.outputs[0].text for output in outputs]
 
@@ -78,8 +81,9 @@ def candidate_backend(model: str, backend: str = "auto", server: str | None = No
     return TransformersBackend(model, dtype=dtype, batch_size=batch_size, thinking=thinking)
 
 
-def file_name(task: str, split: str, model: str, variant: str) -> str:
-    return f"{task}.{split}.{model.replace('/', '--')}.{variant}.jsonl"
+def file_name(task: str, split: str, model: str, variant: str, temperature: float = 0.0) -> str:
+    sampled = f".t{temperature:g}" if temperature > 0 else ""
+    return f"{task}.{split}.{model.replace('/', '--')}.{variant}{sampled}.jsonl"
 
 
 def _previous(path: Path, partial: Path, settings: dict) -> dict[str, dict]:
@@ -94,17 +98,23 @@ def _previous(path: Path, partial: Path, settings: dict) -> dict[str, dict]:
 
 
 def generate_file(backend, task: Task, items: list[dict], variant: str, split: str, model_name: str, out: Path,
-                  max_new_tokens: int = 2048, chunk_size: int = 64, progress: bool = False) -> Path:
-    """Generate the candidates of one task and variant into ``out`` (resumable); return the file."""
+                  max_new_tokens: int = 2048, chunk_size: int = 64, progress: bool = False,
+                  temperature: float = 0.0, seed: int = 0) -> Path:
+    """Generate the candidates of one task and variant into ``out`` (resumable); return the file.
+
+    Sampling (``temperature`` > 0) is seeded per chunk (``seed`` + the chunk's start), so a run that
+    is not interrupted is reproducible."""
     config = backend.config()
+    decoding = {"temperature": temperature, "seed": seed} if temperature > 0 else "greedy"
     settings = {"backend": config["kind"], "model": config["model"], "thinking": config.get("thinking", False),
-                "decoding": "greedy", "max_new_tokens": max_new_tokens}
-    path = out / file_name(task.name, split, model_name, variant)
+                "decoding": decoding, "max_new_tokens": max_new_tokens}
+    salt = f"t{temperature:g}" if temperature > 0 else ""  # greedy ids are those of earlier versions
+    path = out / file_name(task.name, split, model_name, variant, temperature)
     partial = path.with_name(path.name + ".partial")
     done = _previous(path, partial, settings)
     todo = []
     for item in items:
-        rec_id = make_id(task.name, item["item"], model_name, variant, "")
+        rec_id = make_id(task.name, item["item"], model_name, variant, salt)
         if rec_id not in done:
             todo.append((rec_id, item, task.question(item["body"], variant)))
     bar = None
@@ -116,7 +126,9 @@ def generate_file(backend, task: Task, items: list[dict], variant: str, split: s
     with open(partial, "a", encoding="utf-8") as handle:
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start: start + chunk_size]
-            outputs = backend.complete([[{"role": "user", "content": q}] for _, _, q in chunk], max_new_tokens)
+            conversations = [[{"role": "user", "content": q}] for _, _, q in chunk]
+            outputs = backend.complete(conversations, max_new_tokens, temperature, seed + start) if temperature > 0 \
+                else backend.complete(conversations, max_new_tokens)
             for (rec_id, item, question), raw in zip(chunk, outputs, strict=True):
                 candidate, thought = split_thinking(raw)
                 meta = {"item": item["item"], "variant": variant, "prompt_hash": digest(question)[:16],
@@ -155,6 +167,8 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--dtype", help="local weights dtype, e.g. bfloat16")
     parser.add_argument("--thinking", action="store_true", help="enable thinking in the chat template (Qwen3)")
     parser.add_argument("--max-new-tokens", type=int, default=2048)
+    parser.add_argument("--temperature", type=float, nargs="+", default=[0.0],
+                        help="decoding temperature(s): 0 is greedy (default), above 0 samples (seeded by --seed)")
     parser.add_argument("--chunk-size", type=int, default=64, help="answers per partial-file flush")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
@@ -165,9 +179,11 @@ def cli(argv: list[str]) -> int:
         backend = candidate_backend(args.model, args.backend, args.server, args.batch_size, args.dtype, args.thinking)
         for task, items in work:
             for variant in args.variant:
-                path = generate_file(backend, task, items, variant, args.split, model_name, Path(args.out),
-                                     args.max_new_tokens, args.chunk_size, progress=not args.no_progress)
-                print(f"{task.name}/{variant}: {len(items)} items → {path}")
+                for temperature in args.temperature:
+                    path = generate_file(backend, task, items, variant, args.split, model_name, Path(args.out),
+                                         args.max_new_tokens, args.chunk_size, progress=not args.no_progress,
+                                         temperature=temperature, seed=args.seed)
+                    print(f"{task.name}/{variant}/t={temperature:g}: {len(items)} items → {path}")
     except (RecordError, ValueError, FileNotFoundError, ImportError) as err:
         print(f"bertjudge generate: error: {err}", file=sys.stderr)
         return 1
