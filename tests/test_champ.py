@@ -257,3 +257,12 @@ def test_the_repository_data_file_is_a_training_source():
         assert sum(labels) * 2 == len(labels)  # as many correct as wrong per model
     train = load_source(f"{path}?split=train")
     assert {r["split"] for r in train} == {"train"} and len(train) > len(rows) / 2
+
+
+def test_problems_with_a_wrong_reference_are_left_out(v0):
+    records = champ.convert(champ.load(v0))[0]
+    moved = [{**r, "meta": {**r["meta"], "problem": "P_Sequence_33"}} for r in records]
+    assert "P_Sequence_33" in champ.WRONG_REFERENCES
+    labelled = champ.label_records(moved)
+    assert all(r["label"] is None and r["meta"]["left_out"] == "reference wrong" for r in labelled)
+    assert any(r["label"] is not None for r in champ.label_records(records))  # the same rows label otherwise

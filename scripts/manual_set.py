@@ -1,0 +1,117 @@
+"""The hand-labelled real-output set (data/real/manual-v1.jsonl.gz): sample rows to label, then merge.
+
+    # 1. the rows to read: CHAMP solutions to val/test problems (never train), SmolLM2 generations
+    python -m bertjudge champ --out /tmp/champ_all.jsonl.gz --keep-unlabelled
+    OUT=runs/smollm2-outputs SPLIT=test N=50 scripts/smollm2_outputs.sh
+    python scripts/manual_set.py pool --champ /tmp/champ_all.jsonl.gz --smollm2 runs/smollm2-outputs --out /tmp/manual
+    # 2. people read each /tmp/manual/*.todo.jsonl row (guide: data/real/LABELLING.md) and write
+    #    data/real/manual-v1/<part>.labels.jsonl: {"id", "label", "hard", "reason"} per row
+    # 3. merge
+    python scripts/manual_set.py build --pool /tmp/manual --labels data/real/manual-v1 --out data/real/manual-v1.jsonl.gz
+
+Records keep their fields; ``label`` and ``label_source`` ("human") come from the labels, the rule
+label (when the rules gave one) moves to ``meta.rule_label``, and ``meta.manual`` keeps the hard flag
+and the reason. Problems whose reference is wrong (``WRONG_REFERENCES``) are left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import random
+import sys
+from pathlib import Path
+
+from bertjudge.pipeline.champ import WRONG_REFERENCES
+from bertjudge.records import read_records, write_records
+
+PARTS = 4
+
+
+def _todo(rec: dict) -> dict:
+    """What a labeller sees: no rule label."""
+    return {"id": rec["id"], "model": rec["candidate_model"], "question": rec["question"],
+            "references": rec["references"], "candidate": rec["candidate"]}
+
+
+def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    rows = [r for r in read_records(champ) if r["split"] in ("test", "val") and not r["meta"].get("truncated")]
+    by_model = collections.defaultdict(list)
+    for rec in rows:
+        by_model[rec["candidate_model"]].append(rec)
+    picked = []
+    for _, recs in sorted(by_model.items()):
+        rng.shuffle(recs)
+        per_problem, mine = collections.Counter(), []
+        for rec in recs:  # at most 2 solutions per problem and model: spread over problems
+            if per_problem[rec["meta"]["problem"]] < 2 and len(mine) < per_model:
+                per_problem[rec["meta"]["problem"]] += 1
+                mine.append(rec)
+        picked += mine
+    rng.shuffle(picked)
+    out.mkdir(parents=True, exist_ok=True)
+    for i in range(PARTS):
+        write_records(out / f"champ-{i}.pool.jsonl", picked[i::PARTS])
+        with open(out / f"champ-{i}.todo.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in picked[i::PARTS])
+    if smollm2:
+        recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)]
+        rng.shuffle(recs)
+        for i in range(2):
+            write_records(out / f"smollm2-{i}.pool.jsonl", recs[i::2])
+            with open(out / f"smollm2-{i}.todo.jsonl", "w", encoding="utf-8") as f:
+                f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in recs[i::2])
+    print(f"wrote {len(picked)} CHAMP rows in {PARTS} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
+
+
+def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
+    labels = {}
+    for path in sorted(labels_dir.glob("*.labels.jsonl")):
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            row = json.loads(line)
+            if row["label"] not in (0, 1) or row["id"] in labels:
+                raise ValueError(f"{path}:{lineno}: a label must be 0 or 1, once per id")
+            labels[row["id"]] = row
+    records, dropped = [], collections.Counter()
+    for path in sorted(pool_dir.glob("*.pool.jsonl")):
+        for rec in read_records(path):
+            if rec["id"] not in labels:
+                raise ValueError(f"{path}: {rec['id']} has no label in {labels_dir}")
+            problem = rec["meta"].get("problem")
+            if problem in WRONG_REFERENCES:
+                dropped[problem] += 1
+                continue
+            row = labels[rec["id"]]
+            meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
+                    "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
+            records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": "test", "meta": meta})
+    write_records(out, records)
+    counts = collections.Counter((r["task"], r["candidate_model"], r["label"]) for r in records)
+    for key, n in sorted(counts.items()):
+        print(*key, n)
+    print(f"wrote {len(records)} rows to {out}; left out for wrong references: {dict(dropped)}")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("pool", help="sample the rows to label")
+    p.add_argument("--champ", required=True, help="`champ --keep-unlabelled` output")
+    p.add_argument("--smollm2", help="folder of `generate` outputs")
+    p.add_argument("--out", required=True, type=Path)
+    b = sub.add_parser("build", help="merge the labels into the set")
+    b.add_argument("--pool", required=True, type=Path)
+    b.add_argument("--labels", required=True, type=Path)
+    b.add_argument("--out", required=True, type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "pool":
+        pool(args.champ, args.smollm2, args.out)
+    else:
+        build(args.pool, args.labels, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
