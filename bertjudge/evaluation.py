@@ -21,7 +21,7 @@ from bertjudge import calibration
 from bertjudge.judges.routing import SPEC_HELP, short_spec
 from bertjudge.records import RecordError, read_records
 
-GROUPINGS = ("task", "category", "candidate_model")
+GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data file a record came from
 
 
 # ---------------------------------------------------------------- metrics
@@ -162,6 +162,9 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
                                     "accuracy": calibration.accuracy_at_thresholds(score, labels, grid).tolist()},
                 "oracle_threshold": best, "oracle_accuracy": best_acc,
                 "oracle_threshold_by_category": calibration.best_thresholds_by(score, labels, groups["category"]),
+                "ece_by_data": {str(g): calibration.expected_calibration_error(score[groups["data"] == g],
+                                                                              labels[groups["data"] == g], n_bins)
+                                for g in sorted(set(groups["data"]))},
             }
             if name in (uncalibrated or {}):
                 result["calibration"]["ece_uncalibrated"] = calibration.expected_calibration_error(
@@ -228,6 +231,11 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
             row.append(_f(overall["human_accuracy_estimate"]))
         rows.append(row)
     lines += ["## Overall", "", *_table(header, rows)]
+    files = sorted({k for res in judges.values() for k in res.get("calibration", {}).get("ece_by_data", {})})
+    if len(files) > 1:
+        rows = [[n, *(_f(judges[n]["calibration"]["ece_by_data"][f]) for f in files)]
+                for n in names if "calibration" in judges[n]]
+        lines += ["## ECE by data file", "", *_table(["judge", *files], rows)]
     for grouping in GROUPINGS:
         keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]})
         rows = [[k, str(judges[names[0]][f"by_{grouping}"][k]["n"])] +
@@ -327,7 +335,7 @@ def load_labelled(paths: list[str]) -> list[dict]:
     """Read data files; refuse, naming the file, any with unlabelled records."""
     records = []
     for path in paths:
-        recs = read_records(path)
+        recs = [{**r, "data": Path(path).name} for r in read_records(path)]  # grouped by file in the report
         missing = [r for r in recs if r["label"] is None]
         if missing:
             raise RecordError(f"{path}: {len(missing)} of {len(recs)} records have no label (first id "

@@ -196,3 +196,26 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
     tiny = report["judges"]["tiny"]["calibration"]
     assert 0 <= tiny["ece_uncalibrated"] <= 1 and tiny["ece_uncalibrated"] != tiny["ece"]
     assert "ECE before temperature" in (out / "report.md").read_text()
+
+
+def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_path):
+    from bertjudge import calibration
+    from bertjudge.api import Judge
+    from bertjudge.judges.encoder import EncoderJudge
+
+    records, _, _ = regex_run
+    EncoderJudge(backbone=tiny_backbone).export(tmp_path / "tiny")
+    half = len(records) // 2
+    first = write_records(tmp_path / "synthetic.jsonl", records[:half])
+    second = write_records(tmp_path / "real.jsonl", records[half:])
+    out = tmp_path / "rep"
+    assert cli(["--data", str(first), str(second), "--judges", "regex", str(tmp_path / "tiny"), "--out", str(out),
+                "--bootstrap", "20"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    regex = report["judges"]["regex"]["by_data"]
+    assert {k: v["n"] for k, v in regex.items()} == {"synthetic.jsonl": half, "real.jsonl": len(records) - half}
+    scores = Judge.load(str(tmp_path / "tiny")).score_records(records[half:])
+    labels = np.array([r["label"] for r in records[half:]])
+    ece = report["judges"]["tiny"]["calibration"]["ece_by_data"]["real.jsonl"]
+    assert ece == pytest.approx(calibration.expected_calibration_error(scores, labels, 15), abs=1e-6)
+    assert "## ECE by data file" in (out / "report.md").read_text()
