@@ -140,7 +140,7 @@ class Encoder:
         """Token ids of each record (the tokenizer runs once per part over the whole list)."""
         fmt = self.format
         texts = [self.texts(r) for r in records]
-        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False)["input_ids"]
+        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
                      for p in fmt.parts}
         # one marker or separator per part, plus the tokenizer's own wrapping
         glue = len(fmt.parts) if fmt.markers == "markers" else len(fmt.parts) - 1

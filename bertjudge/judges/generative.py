@@ -63,7 +63,8 @@ class PromptEncoder(Encoder):
     def encode_many(self, records: list[dict]) -> list[list[int]]:
         parts = self.format.parts
         texts = [self.texts(r) for r in records]
-        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False)["input_ids"] for p in parts}
+        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
+                     for p in parts}
         budget = self.format.max_length - self.overhead
         prompts = []
         for i, text in enumerate(texts):
