@@ -11,7 +11,9 @@
 
 Records keep their fields; ``label`` and ``label_source`` ("human") come from the labels, the rule
 label (when the rules gave one) moves to ``meta.rule_label``, and ``meta.manual`` keeps the hard flag
-and the reason. Problems whose reference is wrong (``WRONG_REFERENCES``) are left out.
+and the reason. Left out: CHAMP problems whose reference is wrong (``WRONG_REFERENCES``), and
+SmolLM2 rows whose prompt lost its question or its options (a bug of the first version of
+scripts/smollm2_tasks.py, fixed: ``broken_prompts``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,11 @@ import sys
 from pathlib import Path
 
 from bertjudge.pipeline.champ import WRONG_REFERENCES
+from bertjudge.pipeline.tasks import instruction
 from bertjudge.records import read_records, write_records
+
+sys.path.insert(0, str(Path(__file__).parent))
+from smollm2_tasks import first_version_question, task_question  # noqa: E402
 
 PARTS = 4
 
@@ -66,6 +72,21 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
     print(f"wrote {len(picked)} CHAMP rows in {PARTS} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
 
 
+def broken_prompts(records: list[dict], split: str = "test", n: int = 1000) -> set[str]:
+    """Ids of generated rows whose prompt the first task-file version cut (question or options lost)."""
+    from bertjudge.data.sources import load_source
+
+    broken_bodies = {first_version_question(r["question"]) for r in load_source(f"embedded:{split}?n={n}")
+                     if first_version_question(r["question"]) != task_question(r["question"], r["category"])}
+    out = set()
+    for rec in records:
+        text = instruction(rec["category"], rec["meta"]["variant"])
+        body = rec["question"][: -len(text) - 2] if text else rec["question"]
+        if body in broken_bodies:
+            out.add(rec["id"])
+    return out
+
+
 def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
     labels = {}
     for path in sorted(labels_dir.glob("*.labels.jsonl")):
@@ -74,6 +95,8 @@ def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
             if row["label"] not in (0, 1) or row["id"] in labels:
                 raise ValueError(f"{path}:{lineno}: a label must be 0 or 1, once per id")
             labels[row["id"]] = row
+    pooled = [rec for path in sorted(pool_dir.glob("*.pool.jsonl")) for rec in read_records(path)]
+    broken = broken_prompts([r for r in pooled if r["task"].startswith("embedded-")])
     records, dropped = [], collections.Counter()
     for path in sorted(pool_dir.glob("*.pool.jsonl")):
         for rec in read_records(path):
@@ -81,7 +104,10 @@ def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
                 raise ValueError(f"{path}: {rec['id']} has no label in {labels_dir}")
             problem = rec["meta"].get("problem")
             if problem in WRONG_REFERENCES:
-                dropped[problem] += 1
+                dropped[f"wrong reference ({problem})"] += 1
+                continue
+            if rec["id"] in broken:
+                dropped["prompt lost its question or options"] += 1
                 continue
             row = labels[rec["id"]]
             meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
@@ -91,7 +117,7 @@ def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
     counts = collections.Counter((r["task"], r["candidate_model"], r["label"]) for r in records)
     for key, n in sorted(counts.items()):
         print(*key, n)
-    print(f"wrote {len(records)} rows to {out}; left out for wrong references: {dict(dropped)}")
+    print(f"wrote {len(records)} rows to {out}; left out: {dict(dropped)}")
 
 
 def main(argv: list[str]) -> int:
