@@ -109,3 +109,13 @@ def test_saved_judge_loads_through_the_api(tmp_path):
     judge = Judge.load(str(tmp_path / "regex"))
     assert isinstance(judge, RegexJudge) and judge.threshold == 0.42
     assert isinstance(Judge.load("regex"), RegexJudge)
+
+
+def test_score_takes_parallel_lists_like_every_judge():
+    judge = RegexJudge()
+    questions = ["What is 2 + 2?", "Capital of France?", "Pick one.\n\nA. red\nB. blue"]
+    candidates = ["Final answer: 4", "Final answer: London", "Final answer: B"]
+    references = ["4", ["Paris", "Paris, France"], "B"]
+    assert judge.score(questions, candidates, references).tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(ValueError, match="same length"):
+        judge.score(questions, candidates[:2], references)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bertjudge.judges.lists import ScoresLists
 from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, messages, parse_verdict, shorten
 
 JUDGE_FILE = "judge.json"
@@ -201,7 +202,7 @@ def make_backend(config: dict):
     return kinds[kind](**args)
 
 
-class PromptedJudge:
+class PromptedJudge(ScoresLists):
     """An off-the-shelf LLM judge behind a backend; ``score_records`` returns P(correct).
 
     Args:

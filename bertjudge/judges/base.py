@@ -22,8 +22,9 @@ import torch.nn.functional as F
 
 from bertjudge import __version__
 from bertjudge.formats import JudgeFormat
+from bertjudge.judges.lists import ScoresLists
 from bertjudge.metrics import GroupedBinaryMetrics
-from bertjudge.records import CATEGORIES, normalize
+from bertjudge.records import CATEGORIES
 
 JUDGE_FILE = "judge.json"
 
@@ -54,7 +55,7 @@ class Collator:
         }
 
 
-class JudgeModule(L.LightningModule):
+class JudgeModule(ScoresLists, L.LightningModule):
     """Base of the trainable judges.
 
     Args:
@@ -212,14 +213,6 @@ class JudgeModule(L.LightningModule):
         """Calibrated P(correct) for records, in input order."""
         logits = torch.from_numpy(self.logits_records(records, batch_size, progress))
         return self.probabilities(logits).numpy()
-
-    def score(self, questions, candidates, references, batch_size: int = 32) -> np.ndarray:
-        """P(correct) for parallel lists; a reference may be a string or a list of acceptable answers."""
-        if not len(questions) == len(candidates) == len(references):
-            raise ValueError("questions, candidates and references must have the same length")
-        records = [normalize({"question": q, "candidate": c, "references": r}, f"<item {i}>")
-                   for i, (q, c, r) in enumerate(zip(questions, candidates, references))]
-        return self.score_records(records, batch_size)
 
     # --- export -------------------------------------------------------------------------------
     def judge_config(self) -> dict:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from bertjudge.extract import final_answer, normalize_answer, option_letter
+from bertjudge.judges.lists import ScoresLists
 
 JUDGE_FILE = "judge.json"
 MATH_TIMEOUT_S = 5
@@ -66,7 +67,7 @@ def math_equal(references: list[str], answer: str) -> tuple[bool, bool]:
     return result[0] if result else (False, False)
 
 
-class RegexJudge:
+class RegexJudge(ScoresLists):
     """Rule-based judge; ``score_records`` returns P(correct) in {0., 1.}."""
 
     name = "regex"

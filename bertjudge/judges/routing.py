@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bertjudge.judges.lists import ScoresLists
 from bertjudge.judges.regex import RegexJudge
 
 RULES_ACCEPT = ("match", "parsed")
@@ -51,7 +52,7 @@ def _checked(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
     return rules_accept, (low, high)
 
 
-class CascadeJudge:
+class CascadeJudge(ScoresLists):
     """Rules → ``model`` → optional ``expensive`` judge, by confidence (see the module docstring).
 
     Args:
@@ -132,12 +133,6 @@ class CascadeJudge:
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
         return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
-
-    def score(self, questions, candidates, references, batch_size: int = 32) -> np.ndarray:
-        """P(correct) for parallel lists, as ``JudgeModule.score``."""
-        from bertjudge.judges.base import JudgeModule
-
-        return JudgeModule.score(self, questions, candidates, references, batch_size)
 
     @property
     def routing(self) -> dict:
