@@ -30,7 +30,7 @@ from bertjudge.pipeline.tasks import instruction
 from bertjudge.records import read_records, write_records
 
 sys.path.insert(0, str(Path(__file__).parent))
-from smollm2_tasks import first_version_question, task_question  # noqa: E402
+from smollm2_tasks import first_version_question, task_question
 
 PARTS = 4
 
@@ -39,6 +39,14 @@ def _todo(rec: dict) -> dict:
     """What a labeller sees: no rule label."""
     return {"id": rec["id"], "model": rec["candidate_model"], "question": rec["question"],
             "references": rec["references"], "candidate": rec["candidate"]}
+
+
+def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
+    """``<name>-<i>.pool.jsonl`` (the records) and ``<name>-<i>.todo.jsonl`` (what a labeller reads)."""
+    for i in range(parts):
+        write_records(out / f"{name}-{i}.pool.jsonl", records[i::parts])
+        with open(out / f"{name}-{i}.todo.jsonl", "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in records[i::parts])
 
 
 def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0) -> None:
@@ -58,17 +66,11 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
         picked += mine
     rng.shuffle(picked)
     out.mkdir(parents=True, exist_ok=True)
-    for i in range(PARTS):
-        write_records(out / f"champ-{i}.pool.jsonl", picked[i::PARTS])
-        with open(out / f"champ-{i}.todo.jsonl", "w", encoding="utf-8") as f:
-            f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in picked[i::PARTS])
+    _write_parts(out, "champ", picked, PARTS)
     if smollm2:
         recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)]
         rng.shuffle(recs)
-        for i in range(2):
-            write_records(out / f"smollm2-{i}.pool.jsonl", recs[i::2])
-            with open(out / f"smollm2-{i}.todo.jsonl", "w", encoding="utf-8") as f:
-                f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in recs[i::2])
+        _write_parts(out, "smollm2", recs, 2)
     print(f"wrote {len(picked)} CHAMP rows in {PARTS} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
 
 
@@ -98,21 +100,20 @@ def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
     pooled = [rec for path in sorted(pool_dir.glob("*.pool.jsonl")) for rec in read_records(path)]
     broken = broken_prompts([r for r in pooled if r["task"].startswith("embedded-")])
     records, dropped = [], collections.Counter()
-    for path in sorted(pool_dir.glob("*.pool.jsonl")):
-        for rec in read_records(path):
-            if rec["id"] not in labels:
-                raise ValueError(f"{path}: {rec['id']} has no label in {labels_dir}")
-            problem = rec["meta"].get("problem")
-            if problem in WRONG_REFERENCES:
-                dropped[f"wrong reference ({problem})"] += 1
-                continue
-            if rec["id"] in broken:
-                dropped["prompt lost its question or options"] += 1
-                continue
-            row = labels[rec["id"]]
-            meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
-                    "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
-            records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": "test", "meta": meta})
+    for rec in pooled:
+        if rec["id"] not in labels:
+            raise ValueError(f"{rec['id']} has no label in {labels_dir}")
+        problem = rec["meta"].get("problem")
+        if problem in WRONG_REFERENCES:
+            dropped[f"wrong reference ({problem})"] += 1
+            continue
+        if rec["id"] in broken:
+            dropped["prompt lost its question or options"] += 1
+            continue
+        row = labels[rec["id"]]
+        meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
+                "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
+        records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": "test", "meta": meta})
     write_records(out, records)
     counts = collections.Counter((r["task"], r["candidate_model"], r["label"]) for r in records)
     for key, n in sorted(counts.items()):

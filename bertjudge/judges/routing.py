@@ -191,15 +191,12 @@ def from_spec(spec: str, format=None) -> CascadeJudge:
     if set(options) - allowed:
         raise ValueError(f"{spec!r}: unknown option(s) {sorted(set(options) - allowed)}; "
                          f"{kind} accepts {sorted(allowed) or 'none'}")
-    band = options.get("band", "0.2,0.8").split(",")
     try:  # checked before any judge is loaded
-        if len(band) != 2:
-            raise ValueError(f"band must be two numbers LOW,HIGH, got {options['band']!r}")
-        try:
-            band = tuple(map(float, band))
-        except ValueError:
-            raise ValueError(f"band must be two numbers LOW,HIGH, got {options['band']!r}") from None
-        rules_accept, band = _checked(options.get("rules", "match"), band)
+        low, high = map(float, options.get("band", "0.2,0.8").split(","))
+    except ValueError:
+        raise ValueError(f"{spec!r}: band must be two numbers LOW,HIGH, got {options['band']!r}") from None
+    try:
+        rules_accept, band = _checked(options.get("rules", "match"), (low, high))
     except ValueError as err:
         raise ValueError(f"{spec!r}: {err}") from None
     model = Judge.load(judges[0], format=format)
