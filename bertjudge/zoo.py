@@ -41,7 +41,8 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 REQUIRED = ("class_path", "source", "format", "license", "provenance")
-OPTIONAL = ("revision_pinned", "files", "num_labels", "threshold", "temperature", "architecture", "description")
+OPTIONAL = ("revision_pinned", "files", "num_labels", "threshold", "temperature", "architecture", "description",
+            "build")
 MEASURED_HINT = "measured numbers (accuracy, FLOPs, latency) belong in benchmarks/results/*.csv, not the registry"
 
 
@@ -85,7 +86,7 @@ def validate_entry(name: str, entry, where: str = "registry") -> dict:
     if missing:
         raise bad(f"missing field(s) {missing}")
     entry = {"revision_pinned": False, "files": {}, "num_labels": 1, "threshold": 0.5, "temperature": 1.0,
-             "architecture": None, "description": "", **entry}
+             "architecture": None, "description": "", "build": None, **entry}
     if not re.match(r"^[A-Za-z_][\w.]*\.[A-Za-z_]\w*$", str(entry["class_path"])):
         raise bad(f"class_path {entry['class_path']!r} is not a dotted module.Class path")
     try:
@@ -106,6 +107,8 @@ def validate_entry(name: str, entry, where: str = "registry") -> dict:
             raise bad(f"file {path!r} is a pickle format ({', '.join(UNSAFE_SUFFIXES)}); publish safetensors")
         if digest is not None and not SHA256_RE.match(str(digest)):
             raise bad(f"file {path!r}: sha256 must be 64 lower-case hex digits or null, got {digest!r}")
+    if entry["build"] is not None and (scheme != "file" or not isinstance(entry["build"], str)):
+        raise bad("build (the command that makes the judge on this machine) goes with a file:// source")
     if scheme == "https" and (not files or None in files.values()):
         raise bad("an https:// source must list every file with its sha256")
     if not isinstance(entry["format"], dict):
@@ -290,6 +293,9 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
             src = Path(location)
             if not src.is_absolute():
                 src = registry_path(registry).resolve().parent / src
+            if not src.is_dir() and entry["build"]:
+                raise ZooError(f"{name} is built on this machine, not downloaded: {src} does not exist yet; "
+                               f"build it with `{entry['build']}`")
             _copy_tree(src, tmp, name)
         elif scheme == "hf":
             _fetch_hf(name, location, revision, tmp, trust_remote_code, token)

@@ -61,6 +61,7 @@ def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
     ({"files": {"model.safetensors": "abc"}}, "64 lower-case hex"),
     ({"format": {"order": "QX"}}, "format"),
     ({"num_labels": 3}, "num_labels"),
+    ({"source": "hf://org/name@main", "build": "make quickstart"}, "goes with a file:// source"),
 ])
 def test_bad_entries_are_refused_with_a_clear_message(bad, message):
     with pytest.raises(zoo.ZooError, match=message) as err:
@@ -82,6 +83,20 @@ def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeyp
     (folder / "config.json").write_text("{}")
     assert any("config.json: sha256" in p for p in zoo.verify("minilm-l6.toy"))
     assert zoo.cli(["--registry", str(registry), "verify", "minilm-l6.toy"]) == 1
+
+
+def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, tmp_path):
+    own = {name: e for name, e in zoo.load_registry().items() if e["build"]}
+    assert "minilm-l6.quickstart" in own
+    for name, e in own.items():  # built by a recipe in this repository, exported to runs/
+        assert e["source"].startswith("file://../runs/") and e["provenance"]["recipe"].startswith("configs/")
+    relative = entry("file://built/judge", build="make quickstart")
+    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": relative})
+    with pytest.raises(zoo.ZooError, match=r"not downloaded: .*built/judge does not exist yet; build it with "
+                                           r"`make quickstart`"):
+        zoo.pull("minilm-l6.toy", registry)
+    shutil.copytree(exported, tmp_path / "built" / "judge")  # relative to the registry's folder
+    assert (zoo.pull("minilm-l6.toy", registry) / "model.safetensors").is_file()
 
 
 def test_a_tampered_source_is_refused(exported, tmp_path):
