@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import random
 import sys
@@ -49,29 +50,34 @@ def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
             f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in records[i::parts])
 
 
-def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0) -> None:
+def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0,
+         splits: tuple[str, ...] = ("test", "val"), unlabelled: bool = False, per_problem: int = 2,
+         parts: int = PARTS, name: str = "champ") -> None:
+    """Sample CHAMP rows of ``splits`` (only those the rules left unlabelled with ``unlabelled``),
+    at most ``per_problem`` solutions per problem and model, ``per_model`` per model."""
     rng = random.Random(seed)
-    rows = [r for r in read_records(champ) if r["split"] in ("test", "val") and not r["meta"].get("truncated")]
+    rows = [r for r in read_records(champ) if r["split"] in splits and not r["meta"].get("truncated")
+            and not (unlabelled and r["label"] is not None)]
     by_model = collections.defaultdict(list)
     for rec in rows:
         by_model[rec["candidate_model"]].append(rec)
     picked = []
     for _, recs in sorted(by_model.items()):
         rng.shuffle(recs)
-        per_problem, mine = collections.Counter(), []
+        seen, mine = collections.Counter(), []
         for rec in recs:  # at most 2 solutions per problem and model: spread over problems
-            if per_problem[rec["meta"]["problem"]] < 2 and len(mine) < per_model:
-                per_problem[rec["meta"]["problem"]] += 1
+            if seen[rec["meta"]["problem"]] < per_problem and len(mine) < per_model:
+                seen[rec["meta"]["problem"]] += 1
                 mine.append(rec)
         picked += mine
     rng.shuffle(picked)
     out.mkdir(parents=True, exist_ok=True)
-    _write_parts(out, "champ", picked, PARTS)
+    _write_parts(out, name, picked, parts)
     if smollm2:
         recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)]
         rng.shuffle(recs)
         _write_parts(out, "smollm2", recs, 2)
-    print(f"wrote {len(picked)} CHAMP rows in {PARTS} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
+    print(f"wrote {len(picked)} CHAMP rows in {parts} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
 
 
 def broken_prompts(records: list[dict], split: str = "test", n: int = 1000) -> set[str]:
@@ -89,7 +95,14 @@ def broken_prompts(records: list[dict], split: str = "test", n: int = 1000) -> s
     return out
 
 
-def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
+def training_split(problem: str, val_percent: int) -> str:
+    """train or val by a hash of the problem id (a problem is in one split only)."""
+    bucket = int(hashlib.sha256(problem.encode("utf-8")).hexdigest(), 16) % 100
+    return "val" if bucket < val_percent else "train"
+
+
+def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None) -> None:
+    """Merge the labels; split "test" (an evaluation set) or, with ``val_percent``, train/val by problem."""
     labels = {}
     for path in sorted(labels_dir.glob("*.labels.jsonl")):
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -113,9 +126,10 @@ def build(pool_dir: Path, labels_dir: Path, out: Path) -> None:
         row = labels[rec["id"]]
         meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
                 "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
-        records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": "test", "meta": meta})
+        split = "test" if val_percent is None else training_split(problem, val_percent)
+        records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": split, "meta": meta})
     write_records(out, records)
-    counts = collections.Counter((r["task"], r["candidate_model"], r["label"]) for r in records)
+    counts = collections.Counter((r["split"], r["task"], r["candidate_model"], r["label"]) for r in records)
     for key, n in sorted(counts.items()):
         print(*key, n)
     print(f"wrote {len(records)} rows to {out}; left out: {dict(dropped)}")
@@ -128,15 +142,24 @@ def main(argv: list[str]) -> int:
     p.add_argument("--champ", required=True, help="`champ --keep-unlabelled` output")
     p.add_argument("--smollm2", help="folder of `generate` outputs")
     p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--splits", default="test,val", help="CHAMP splits to sample (default test,val)")
+    p.add_argument("--unlabelled", action="store_true", help="only rows the rules left unlabelled")
+    p.add_argument("--per-model", type=int, default=60)
+    p.add_argument("--per-problem", type=int, default=2, help="at most this many per problem and model")
+    p.add_argument("--parts", type=int, default=PARTS)
+    p.add_argument("--name", default="champ", help="file name prefix of the parts")
     b = sub.add_parser("build", help="merge the labels into the set")
     b.add_argument("--pool", required=True, type=Path)
     b.add_argument("--labels", required=True, type=Path)
     b.add_argument("--out", required=True, type=Path)
+    b.add_argument("--val-percent", type=int, help="a training set: train/val by problem, this %% in val "
+                   "(default: an evaluation set, every row in split test)")
     args = parser.parse_args(argv)
     if args.command == "pool":
-        pool(args.champ, args.smollm2, args.out)
+        pool(args.champ, args.smollm2, args.out, per_model=args.per_model, splits=tuple(args.splits.split(",")),
+             unlabelled=args.unlabelled, per_problem=args.per_problem, parts=args.parts, name=args.name)
     else:
-        build(args.pool, args.labels, args.out)
+        build(args.pool, args.labels, args.out, args.val_percent)
     return 0
 
 
