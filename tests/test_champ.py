@@ -245,7 +245,7 @@ def test_balanced_sample_is_deterministic_and_balanced_per_model():
 def test_the_repository_data_file_is_a_training_source():
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "data" / "real" / "champ-rule-v1.jsonl.gz"
+    path = Path(__file__).resolve().parents[1] / "data" / "real" / "champ-rule-v2.jsonl.gz"
     rows = load_source(str(path))
     assert len(rows) > 3000 and all(r["label"] in (0, 1) and r["label_source"] == champ.LABEL_SOURCE for r in rows)
     problems = defaultdict(set)

@@ -6,7 +6,7 @@
   columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
 - a path: a JSONL (``.jsonl`` or gzip-compressed ``.jsonl.gz``) or Parquet file, or a folder of them;
   ``<path>?split=train`` keeps the rows whose ``split`` field is ``train`` (``split=val,test``: several),
-  e.g. ``data/real/champ-rule-v1.jsonl.gz?split=train``.
+  e.g. ``data/real/champ-rule-v2.jsonl.gz?split=train``.
 """
 
 from __future__ import annotations

@@ -61,6 +61,9 @@ WEAK_RULES = ("last-number",)
 WRONG_REFERENCES = {
     "P_Sequence_30": "reference (a+3b)/2; the invariant a_n + 2a_(n+1) gives the limit (a+2b)/3",
     "P_Sequence_33": "reference 8; CHAMP's own solution ends in 1/8",
+    "P_Number-Theory_65": "reference p=3, q=2 and p=5, q=3; 5^2 - 2*3^2 = 7, so (3, 2) is the only solution",
+    "P_Sequence_24": "reference 'does not exist'; a_n = ln n is one (the answer holds for integer sequences only)",
+    "P_Sequence_10": "reference 3; from a_0 = a_1 = 1 the residues mod 4 repeat 2, 3, 3 from n = 2, so a_1964 = 2 mod 4",
 }
 
 _ALTERNATIVES = re.compile(r",\s*or\s+(?:equivalently|an\s+equivalent\s+form\s+such\s+as)\s+", re.IGNORECASE)
@@ -386,8 +389,8 @@ def cli(argv: list[str]) -> int:
             "summary agree under Math-Verify; every other row is left out and counted by reason. Splits\n"
             "train/val/test (70/10/20) by problem. Needs champ-dataset (pip install 'bertjudge[real]') or --source."
         ),
-        epilog="Example (the repository's data/real/champ-rule-v1.jsonl.gz): python -m bertjudge champ "
-               "--out data/real/champ-rule-v1.jsonl.gz --balance --report data/real/champ-rule-v1.report.json. "
+        epilog="Example (the repository's data/real/champ-rule-v2.jsonl.gz): python -m bertjudge champ "
+               "--out data/real/champ-rule-v2.jsonl.gz --balance --report data/real/champ-rule-v2.report.json. "
                "Read the rules in the module docstring (bertjudge/pipeline/champ.py).",
     )
     parser.add_argument("--out", required=True, help="output record file (.jsonl, .jsonl.gz or .parquet)")
