@@ -52,12 +52,15 @@ def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
 
 def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0,
          splits: tuple[str, ...] = ("test", "val"), unlabelled: bool = False, per_problem: int = 2,
-         parts: int = PARTS, name: str = "champ") -> None:
+         parts: int = PARTS, name: str = "champ", exclude: Path | None = None) -> None:
     """Sample CHAMP rows of ``splits`` (only those the rules left unlabelled with ``unlabelled``),
-    at most ``per_problem`` solutions per problem and model, ``per_model`` per model."""
+    at most ``per_problem`` solutions per problem and model, ``per_model`` per model; none labelled in
+    ``exclude`` (a folder of ``*.labels.jsonl``: a second round)."""
     rng = random.Random(seed)
+    done = {json.loads(line)["id"] for path in sorted(exclude.glob("*.labels.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines()} if exclude else set()
     rows = [r for r in read_records(champ) if r["split"] in splits and not r["meta"].get("truncated")
-            and not (unlabelled and r["label"] is not None)]
+            and not (unlabelled and r["label"] is not None) and r["id"] not in done]
     by_model = collections.defaultdict(list)
     for rec in rows:
         by_model[rec["candidate_model"]].append(rec)
@@ -110,7 +113,10 @@ def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None =
             if row["label"] not in (0, 1) or row["id"] in labels:
                 raise ValueError(f"{path}:{lineno}: a label must be 0 or 1, once per id")
             labels[row["id"]] = row
-    pooled = [rec for path in sorted(pool_dir.glob("*.pool.jsonl")) for rec in read_records(path)]
+    if pool_dir.is_dir():
+        pooled = [rec for path in sorted(pool_dir.glob("*.pool.jsonl")) for rec in read_records(path)]
+    else:  # a `champ --keep-unlabelled` file: the labelled rows of it
+        pooled = [rec for rec in read_records(pool_dir) if rec["id"] in labels]
     broken = broken_prompts([r for r in pooled if r["task"].startswith("embedded-")])
     records, dropped = [], collections.Counter()
     for rec in pooled:
@@ -148,8 +154,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--per-problem", type=int, default=2, help="at most this many per problem and model")
     p.add_argument("--parts", type=int, default=PARTS)
     p.add_argument("--name", default="champ", help="file name prefix of the parts")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--exclude", type=Path, help="a folder of *.labels.jsonl whose rows are not sampled again")
     b = sub.add_parser("build", help="merge the labels into the set")
-    b.add_argument("--pool", required=True, type=Path)
+    b.add_argument("--pool", required=True, type=Path,
+                   help="the pool folder, or a `champ --keep-unlabelled` file to take the labelled rows from")
     b.add_argument("--labels", required=True, type=Path)
     b.add_argument("--out", required=True, type=Path)
     b.add_argument("--val-percent", type=int, help="a training set: train/val by problem, this %% in val "
@@ -157,7 +166,8 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.command == "pool":
         pool(args.champ, args.smollm2, args.out, per_model=args.per_model, splits=tuple(args.splits.split(",")),
-             unlabelled=args.unlabelled, per_problem=args.per_problem, parts=args.parts, name=args.name)
+             unlabelled=args.unlabelled, per_problem=args.per_problem, parts=args.parts, name=args.name,
+             seed=args.seed, exclude=args.exclude)
     else:
         build(args.pool, args.labels, args.out, args.val_percent)
     return 0
