@@ -9,6 +9,11 @@
     # 3. merge
     python scripts/manual_set.py build --pool /tmp/manual --labels data/real/manual-v1 --out data/real/manual-v1.jsonl.gz
 
+The same two steps make the read training sets (data/real/README.md has their exact commands): `pool
+--splits train --unlabelled` samples CHAMP train problems only, `--exclude` skips rows read in earlier
+rounds, `--smollm2` takes generated answers; `build --val-percent P` splits train/val by problem
+(or generated item) instead of marking every row test, and `--pool` may be the champ file itself.
+
 Records keep their fields; ``label`` and ``label_source`` ("human") come from the labels, the rule
 label (when the rules gave one) moves to ``meta.rule_label``, and ``meta.manual`` keeps the hard flag
 and the reason. Left out: CHAMP problems whose reference is wrong (``WRONG_REFERENCES``), and
@@ -52,7 +57,7 @@ def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
 
 def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0,
          splits: tuple[str, ...] = ("test", "val"), unlabelled: bool = False, per_problem: int = 2,
-         parts: int = PARTS, name: str = "champ", exclude: Path | None = None) -> None:
+         parts: int = PARTS, name: str = "champ", exclude: Path | None = None, smollm2_parts: int = 2) -> None:
     """Sample CHAMP rows of ``splits`` (only those the rules left unlabelled with ``unlabelled``),
     at most ``per_problem`` solutions per problem and model, ``per_model`` per model; none labelled in
     ``exclude`` (a folder of ``*.labels.jsonl``: a second round)."""
@@ -79,7 +84,7 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
     if smollm2:
         recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)]
         rng.shuffle(recs)
-        _write_parts(out, "smollm2", recs, 2)
+        _write_parts(out, "smollm2", recs, smollm2_parts)
     print(f"wrote {len(picked)} CHAMP rows in {parts} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
 
 
@@ -99,7 +104,7 @@ def broken_prompts(records: list[dict], split: str = "test", n: int = 1000) -> s
 
 
 def training_split(problem: str, val_percent: int) -> str:
-    """train or val by a hash of the problem id (a problem is in one split only)."""
+    """train or val by a hash of the problem (CHAMP) or item (generated) id: one question, one split."""
     bucket = int(hashlib.sha256(problem.encode("utf-8")).hexdigest(), 16) % 100
     return "val" if bucket < val_percent else "train"
 
@@ -132,7 +137,7 @@ def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None =
         row = labels[rec["id"]]
         meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
                 "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
-        split = "test" if val_percent is None else training_split(problem, val_percent)
+        split = "test" if val_percent is None else training_split(problem or rec["meta"]["item"], val_percent)
         records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": split, "meta": meta})
     write_records(out, records)
     counts = collections.Counter((r["split"], r["task"], r["candidate_model"], r["label"]) for r in records)
@@ -147,6 +152,7 @@ def main(argv: list[str]) -> int:
     p = sub.add_parser("pool", help="sample the rows to label")
     p.add_argument("--champ", required=True, help="`champ --keep-unlabelled` output")
     p.add_argument("--smollm2", help="folder of `generate` outputs")
+    p.add_argument("--smollm2-parts", type=int, default=2)
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--splits", default="test,val", help="CHAMP splits to sample (default test,val)")
     p.add_argument("--unlabelled", action="store_true", help="only rows the rules left unlabelled")
@@ -167,7 +173,7 @@ def main(argv: list[str]) -> int:
     if args.command == "pool":
         pool(args.champ, args.smollm2, args.out, per_model=args.per_model, splits=tuple(args.splits.split(",")),
              unlabelled=args.unlabelled, per_problem=args.per_problem, parts=args.parts, name=args.name,
-             seed=args.seed, exclude=args.exclude)
+             seed=args.seed, exclude=args.exclude, smollm2_parts=args.smollm2_parts)
     else:
         build(args.pool, args.labels, args.out, args.val_percent)
     return 0
