@@ -314,11 +314,17 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
 
     subjects = [Subject("regex.v1", "regex")]
     for name, entry in zoo.load_registry(registry).items():
-        if entry["architecture"] in ARCHITECTURES:
+        if entry["build"]:  # the project's own judges: measured from their exported folder once built
+            folder = Path(zoo.parse_source(entry["source"])[1])
+            folder = folder if folder.is_absolute() else (zoo.registry_path(registry).resolve().parent / folder).resolve()
+            if (folder / "judge.json").is_file():
+                subjects.append(folder_subject(folder, name, entry["architecture"]))
+        elif entry["architecture"] in ARCHITECTURES:
             subjects.append(Subject(name, "encoder", entry["architecture"], JudgeFormat.from_dict(entry["format"]),
                                     num_labels=entry["num_labels"]))
     quickstart = ROOT / "runs" / "quickstart" / "judge"
-    for folder in list(folders) or ([quickstart] if (quickstart / "judge.json").is_file() else []):
+    listed = any(entry["build"] for entry in zoo.load_registry(registry).values())
+    for folder in list(folders) or ([quickstart] if (quickstart / "judge.json").is_file() and not listed else []):
         subjects.append(folder_subject(Path(folder)))
     subjects += [Subject(f"{key}.arch", "encoder", key, JudgeFormat(order="QCR", max_length=512))
                  for key in ENCODER_BASELINES]
@@ -428,7 +434,9 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
 
         judge = Judge.load(str(subject.folder))
         tokenizer_used, config = judge.tokenizer, judge.model.config
-        row.update(config_source=str(subject.folder), weights="trained (exported judge)")
+        folder = Path(subject.folder).resolve()
+        shown = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder  # no machine paths
+        row.update(config_source=str(shown), weights="trained (exported judge)")
     else:
         arch = ARCHITECTURES[subject.architecture]
         tokenizer_used, config = tokenizer or _proxy_tokenizer(), arch.make_config()

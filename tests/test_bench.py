@@ -115,3 +115,21 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
     assert row["name"] == "regex.v1" and row["flops"] == "0" and float(row["latency_p50_ms"]) > 0
     [accuracy] = tmp_path.glob("accuracy-cpu-fp32-*.csv")
     assert 0 <= float(next(csv.DictReader(accuracy.open()))["accuracy"]) <= 1
+
+
+def test_the_projects_own_judges_are_measured_from_their_built_folder(tiny_backbone, tmp_path):
+    import yaml
+
+    from bertjudge.judges.encoder import EncoderJudge
+
+    EncoderJudge(backbone=tiny_backbone).export(tmp_path / "runs" / "own" / "judge")
+    entry = {"class_path": "bertjudge.judges.encoder.EncoderJudge", "source": "file://../runs/own/judge",
+             "build": "make own", "format": {"order": "QCR"}, "architecture": "minilm-l6", "license": "MIT",
+             "provenance": {"recipe": "configs/own.yaml"}}
+    registry = tmp_path / "zoo" / "registry.yaml"
+    registry.parent.mkdir()
+    registry.write_text(yaml.safe_dump({"minilm-l6.own": entry, "minilm-l6.missing": {
+        **entry, "source": "file://../runs/missing/judge"}}))
+    subjects = {s.name: s for s in bench.default_subjects(registry)}
+    assert subjects["minilm-l6.own"].folder == (tmp_path / "runs" / "own" / "judge").resolve()
+    assert "minilm-l6.missing" not in subjects  # not built yet: nothing to measure, no random stand-in
