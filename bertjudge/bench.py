@@ -312,19 +312,19 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
     (``runs/quickstart/judge`` when it exists) and the encoder and generative baselines."""
     from bertjudge import zoo
 
-    subjects = [Subject("regex.v1", "regex")]
+    subjects, built = [Subject("regex.v1", "regex")], set()
     for name, entry in zoo.load_registry(registry).items():
         if entry["build"]:  # the project's own judges: measured from their exported folder once built
-            folder = Path(zoo.parse_source(entry["source"])[1])
-            folder = folder if folder.is_absolute() else (zoo.registry_path(registry).resolve().parent / folder).resolve()
+            folder = zoo.file_source(entry, registry)
             if (folder / "judge.json").is_file():
                 subjects.append(folder_subject(folder, name, entry["architecture"]))
+                built.add(folder)
         elif entry["architecture"] in ARCHITECTURES:
             subjects.append(Subject(name, "encoder", entry["architecture"], JudgeFormat.from_dict(entry["format"]),
                                     num_labels=entry["num_labels"]))
-    quickstart = ROOT / "runs" / "quickstart" / "judge"
-    listed = any(entry["build"] for entry in zoo.load_registry(registry).values())
-    for folder in list(folders) or ([quickstart] if (quickstart / "judge.json").is_file() and not listed else []):
+    quickstart = (ROOT / "runs" / "quickstart" / "judge").resolve()
+    default = [quickstart] if (quickstart / "judge.json").is_file() and quickstart not in built else []
+    for folder in list(folders) or default:
         subjects.append(folder_subject(Path(folder)))
     subjects += [Subject(f"{key}.arch", "encoder", key, JudgeFormat(order="QCR", max_length=512))
                  for key in ENCODER_BASELINES]

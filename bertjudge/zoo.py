@@ -276,6 +276,12 @@ def _registry_judge_config(name: str, entry: dict) -> dict:
                            **entry["provenance"], "judge_json": "written by `bertjudge zoo pull` from the registry"}}
 
 
+def file_source(entry: dict, registry: str | os.PathLike | None = None) -> Path:
+    """The folder of a file:// entry (a relative path is relative to the registry's folder)."""
+    src = Path(parse_source(entry["source"])[1])
+    return src if src.is_absolute() else (registry_path(registry).resolve().parent / src).resolve()
+
+
 def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str | os.PathLike | None = None,
          force: bool = False, trust_remote_code: bool = False, token: str | None = None) -> Path:
     """The cached folder of entry ``name``, downloaded and verified first when not there yet."""
@@ -290,9 +296,7 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
         if local_copy is not None:  # a copy of a hub snapshot: left out as a hub download would be
             _copy_tree(Path(local_copy), tmp, name, skip=UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",)))
         elif scheme == "file":
-            src = Path(location)
-            if not src.is_absolute():
-                src = registry_path(registry).resolve().parent / src
+            src = file_source(entry, registry)
             if not src.is_dir() and entry["build"]:
                 raise ZooError(f"{name} is built on this machine, not downloaded: {src} does not exist yet; "
                                f"build it with `{entry['build']}`")

@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import argparse
 import collections
-import hashlib
 import json
 import random
 import sys
 from pathlib import Path
 
-from bertjudge.pipeline.champ import WRONG_REFERENCES
+from bertjudge.pipeline.champ import WRONG_REFERENCES, bucket
 from bertjudge.pipeline.tasks import instruction
 from bertjudge.records import read_records, write_records
 
@@ -73,7 +72,7 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
     for _, recs in sorted(by_model.items()):
         rng.shuffle(recs)
         seen, mine = collections.Counter(), []
-        for rec in recs:  # at most 2 solutions per problem and model: spread over problems
+        for rec in recs:  # at most per_problem solutions per problem and model: spread over problems
             if seen[rec["meta"]["problem"]] < per_problem and len(mine) < per_model:
                 seen[rec["meta"]["problem"]] += 1
                 mine.append(rec)
@@ -105,8 +104,7 @@ def broken_prompts(records: list[dict], split: str = "test", n: int = 1000) -> s
 
 def training_split(problem: str, val_percent: int) -> str:
     """train or val by a hash of the problem (CHAMP) or item (generated) id: one question, one split."""
-    bucket = int(hashlib.sha256(problem.encode("utf-8")).hexdigest(), 16) % 100
-    return "val" if bucket < val_percent else "train"
+    return "val" if bucket(problem) < val_percent else "train"
 
 
 def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None) -> None:

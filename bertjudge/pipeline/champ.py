@@ -204,8 +204,12 @@ def label_conversation(values: list[str], solution: str, summary: str | None,
 
 def split_of(problem: str) -> str:
     """train / val / test (70/10/20) by a hash of the problem id: no problem in two splits."""
-    bucket = int(hashlib.sha256(problem.encode("utf-8")).hexdigest(), 16) % 100
-    return next(name for name, upper in SPLITS if bucket < upper)
+    return next(name for name, upper in SPLITS if bucket(problem) < upper)
+
+
+def bucket(key: str) -> int:
+    """A stable 0–99 bucket of a problem (or question) id, for splits that keep it in one split."""
+    return int(hashlib.sha256(key.encode("utf-8")).hexdigest(), 16) % 100
 
 
 def default_source() -> Path:
