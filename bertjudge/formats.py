@@ -39,6 +39,9 @@ class JudgeFormat:
             left of the whole sequence, as the authors' published checkpoints expect).
         question_max_tokens: the budget of a long question (its end is kept).
         answer_max_tokens: the budget of the extracted answer segment.
+        answer_last_number: when no answer pattern matches, give the candidate's last number as its
+            answer (False: "none found"; a last number often cuts an expression answer to one of its
+            numbers).
         candidate_head_tokens: how many tokens of a long candidate's head are kept before its tail.
         marker_tokens: the marker strings, by part name.
         reference_type: give the reference segment token type 1 (BERT's segment B), for encoders
@@ -51,6 +54,7 @@ class JudgeFormat:
     truncation: Literal["segment", "left"] = "segment"
     question_max_tokens: int = 96
     answer_max_tokens: int = 24
+    answer_last_number: bool = True
     candidate_head_tokens: int = 32
     marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
     reference_type: bool = False
@@ -128,9 +132,12 @@ class Encoder:
             "reference": REFERENCE_JOIN.join(record["references"]),
         }
         if "A" in self.format.order:
-            from bertjudge.extract import final_answer
+            from bertjudge.extract import extract_answer
 
-            texts["answer"] = final_answer(record["candidate"]) or NO_ANSWER
+            answer, how = extract_answer(record["candidate"])
+            if how == "last-number" and not self.format.answer_last_number:
+                answer = None
+            texts["answer"] = answer or NO_ANSWER
         return texts
 
     def encode(self, record: dict) -> list[int]:

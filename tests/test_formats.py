@@ -57,6 +57,16 @@ def test_answer_segment_carries_the_extracted_answer(tokenizer):
     assert "[SEP] none found [SEP] paris [SEP]" in text
 
 
+def test_answer_segment_without_the_last_number_fallback(tokenizer):
+    expression = record(candidate="So it factors as (x+y+z)(x^2+y^2+z^2-xy-yz-xz)", reference="(x+y+z)(...)")
+    with_fallback = Encoder(tokenizer, JudgeFormat(order="AR"))
+    assert decode(tokenizer, with_fallback.encode(expression)) == "[CLS] 2 [SEP] ( x + y + z ) (... ) [SEP]"
+    without = Encoder(tokenizer, JudgeFormat(order="AR", answer_last_number=False))
+    assert decode(tokenizer, without.encode(expression)).startswith("[CLS] none found [SEP]")
+    stated = record(candidate="We compute 3 + 4. Final answer: 7", reference="7")
+    assert decode(tokenizer, without.encode(stated)) == "[CLS] 7 [SEP] 7 [SEP]"   # found by a pattern: kept
+    assert JudgeFormat.from_dict(JudgeFormat(answer_last_number=False).to_dict()).answer_last_number is False
+
 def test_segment_truncation_keeps_reference_question_end_and_candidate_tail(tokenizer):
     fmt = JudgeFormat(order="QCR", max_length=64, question_max_tokens=8, candidate_head_tokens=4)
     enc = Encoder(tokenizer, fmt)
