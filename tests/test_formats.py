@@ -67,6 +67,7 @@ def test_answer_segment_without_the_last_number_fallback(tokenizer):
     assert decode(tokenizer, without.encode(stated)) == "[CLS] 7 [SEP] 7 [SEP]"   # found by a pattern: kept
     assert JudgeFormat.from_dict(JudgeFormat(answer_last_number=False).to_dict()).answer_last_number is False
 
+
 def test_segment_truncation_keeps_reference_question_end_and_candidate_tail(tokenizer):
     fmt = JudgeFormat(order="QCR", max_length=64, question_max_tokens=8, candidate_head_tokens=4)
     enc = Encoder(tokenizer, fmt)
