@@ -23,6 +23,7 @@ COMMANDS = {
     "champ": ("bertjudge.pipeline.champ", "cli", "real GPT/PaLM math solutions (champ-dataset) as rule-labelled records"),
     "zoo": ("bertjudge.zoo", "cli", "list, show, pull, publish and verify published judges"),
     "bench": ("bertjudge.bench", "cli", "measure FLOPs, latency and memory of judges; the Pareto plot"),
+    "soup": ("bertjudge.soup", "cli", "average the weights of judges fine-tuned from one start (a model soup)"),
 }
 
 USAGE = """usage: python -m bertjudge <command> [options]

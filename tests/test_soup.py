@@ -1,0 +1,63 @@
+"""Model soups: the weight average, its checks, and the command with calibration."""
+
+import json
+
+import pytest
+import torch
+
+from bertjudge.api import Judge
+from bertjudge.formats import JudgeFormat
+from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.soup import SoupError, average_judges, cli
+
+
+@pytest.fixture
+def two_judges(tiny_backbone, tmp_path):
+    """Two exported judges from one start: b is a with every weight shifted by +1."""
+    a = EncoderJudge(backbone=tiny_backbone, temperature=1.0)
+    a.export(tmp_path / "a")
+    b = Judge.load(str(tmp_path / "a"))
+    with torch.no_grad():
+        for param in b.parameters():
+            param.add_(1.0)
+    b.temperature = 3.0
+    b.export(tmp_path / "b")
+    return tmp_path / "a", tmp_path / "b"
+
+
+def test_the_soup_is_the_mean_of_the_weights(two_judges):
+    a, b = (Judge.load(str(folder)) for folder in two_judges)
+    expected = {k: (v + b.state_dict()[k]) / 2 for k, v in a.state_dict().items() if v.is_floating_point()}
+    soup = average_judges([a, b], names=["a", "b"])
+    for key, value in expected.items():
+        torch.testing.assert_close(soup.state_dict()[key], value)
+    assert soup.temperature == 2.0
+    assert soup.provenance["soup"]["ingredients"] == ["a", "b"]
+
+
+def test_ingredients_that_cannot_be_averaged_are_refused(two_judges, tiny_backbone):
+    a = Judge.load(str(two_judges[0]))
+    with pytest.raises(SoupError, match="at least two"):
+        average_judges([a])
+    other_format = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(order="QRC"))
+    with pytest.raises(SoupError, match="input formats"):
+        average_judges([a, other_format], names=["a", "qrc"])
+
+
+def test_the_command_writes_a_calibrated_judge(two_judges, tmp_path, capsys):
+    out = tmp_path / "soup" / "judge"
+    assert cli([*map(str, two_judges), "--out", str(out), "--calibrate", "embedded:val?n=32"]) == 0
+    config = json.loads((out / "judge.json").read_text())
+    assert config["provenance"]["name"] == "soup"
+    assert config["provenance"]["calibration"]["rows"] == 32
+    assert config["temperature"] == pytest.approx(config["provenance"]["calibration"]["temperature"])
+    assert "fitted on 32 rows" in capsys.readouterr().out
+    soup, a = Judge.load(str(out)), Judge.load(str(two_judges[0]))
+    key = "model.classifier.weight"
+    torch.testing.assert_close(soup.state_dict()[key], a.state_dict()[key] + 0.5)
+
+
+def test_the_command_names_a_missing_judge(two_judges, tmp_path, capsys):
+    assert cli([str(two_judges[0]), str(tmp_path / "nowhere"), "--out", str(tmp_path / "s")]) == 2
+    assert "nowhere" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
