@@ -30,13 +30,13 @@ def average_judges(judges: list[JudgeModule], names: list[str] | None = None) ->
         raise SoupError("a soup needs at least two judges")
     names = names or [judge.name for judge in judges]
     first, states = judges[0], [judge.state_dict() for judge in judges]
+    shapes = {key: value.shape for key, value in states[0].items()}
     for judge, state, name in zip(judges[1:], states[1:], names[1:]):
         if type(judge) is not type(first):
             raise SoupError(f"{name} is a {type(judge).__name__}, {names[0]} a {type(first).__name__}")
         if judge.format.to_dict() != first.format.to_dict():
             raise SoupError(f"{name} and {names[0]} were trained with different input formats")
-        shapes = {key: tuple(value.shape) for key, value in state.items()}
-        if shapes != {key: tuple(value.shape) for key, value in states[0].items()}:
+        if {key: value.shape for key, value in state.items()} != shapes:
             raise SoupError(f"{name} and {names[0]} do not have the same weights (names or shapes differ): "
                             "a soup averages runs of one architecture fine-tuned from one start")
     averaged = {key: torch.stack([state[key].float() for state in states]).mean(0).to(value.dtype)

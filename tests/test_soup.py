@@ -35,13 +35,16 @@ def test_the_soup_is_the_mean_of_the_weights(two_judges):
     assert soup.provenance["soup"]["ingredients"] == ["a", "b"]
 
 
-def test_ingredients_that_cannot_be_averaged_are_refused(two_judges, tiny_backbone):
+def test_ingredients_that_cannot_be_averaged_are_refused(two_judges, tiny_backbone, tiny_backbones):
     a = Judge.load(str(two_judges[0]))
     with pytest.raises(SoupError, match="at least two"):
         average_judges([a])
     other_format = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(order="QRC"))
     with pytest.raises(SoupError, match="input formats"):
         average_judges([a, other_format], names=["a", "qrc"])
+    other_weights = EncoderJudge(backbone=tiny_backbones["eurobert"])
+    with pytest.raises(SoupError, match="same weights"):
+        average_judges([a, other_weights], names=["a", "eurobert"])
 
 
 def test_the_command_writes_a_calibrated_judge(two_judges, tmp_path, capsys):
