@@ -183,6 +183,50 @@ def conclusion_value(text: str, max_sentences: int = 3) -> str | None:
     return None
 
 
+_WORD_COPULA = re.compile(
+    r"\b(?:is|are|was|were|be|equals?|gives?|yields?|(?:equal|equivalent|congruent|simplifies|reduces)\s+to)\b"
+    r"(?:\s+(?:only|exactly|simply|then|thus|therefore|given\s+by|as\s+follows))*(?:\s*:)?",
+    re.IGNORECASE,
+)
+_MATH_SPAN = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.DOTALL)
+_MATH_DELIMITER = re.compile(r"\$+|\\[()\[\]]")
+_TRAILING_CLAUSE = re.compile(r",\s*(?:which|where|since|because|as|so|but)\b", re.IGNORECASE)  # ", which occurs when…"
+MAX_STATEMENT_CHARS = 160
+
+
+def concluding_statement(text: str, max_sentences: int = 3) -> str | None:
+    """What the concluding sentence states, whole, for answers that are an expression, a tuple or a
+    set rather than one number: the rest of the sentence after its first copula outside math ("the
+    minimum is 1/n." → "1/n"; "the values are a = 3, b = -7, and c = 4." → "a = 3, b = -7, and c = 4"),
+    after its last "=" when it has no such copula ("x^2 + y^2 = (2b + a^3) / (3a)" → "(2b + a^3) / (3a)"),
+    or the sentence itself when it is a bare formula ("2^(2n)"); a trailing ", which …" clause is cut.
+    The concluding sentence is the last of the final ``max_sentences`` (asides skipped) that holds a
+    digit; None when there is none, or when it is run-on text."""
+    if not isinstance(text, str):
+        return None
+    sentences = [s for s in _SENTENCE.split(text[-3000:]) if s.strip() and not _ASIDE.match(s)]
+    for sentence in reversed(sentences[-max_sentences:]):
+        sentence = re.sub(r"\*\*|__", "", sentence).strip()
+        if not re.search(r"\d|\\infty", sentence):
+            continue
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            return None
+        masked = _MATH_SPAN.sub(lambda m: " " * len(m.group()), sentence)  # copulas outside math only
+        copula = _WORD_COPULA.search(masked)
+        if copula:
+            statement = sentence[copula.end():]
+        elif "=" in sentence:
+            statement = sentence[sentence.rindex("=") + 1:]
+        elif _PROSE.search(masked):
+            return None
+        else:
+            statement = sentence
+        statement = _TRAILING_CLAUSE.split(_MATH_DELIMITER.sub("", statement), 1)[0]
+        statement = " ".join(statement.split()).strip(_EDGE_PUNCT)
+        return statement[:MAX_STATEMENT_CHARS] or None
+    return None
+
+
 def _refine(answer: str) -> str:
     """A marker's answer that is a whole sentence gives the value that sentence states."""
     outside_math = re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", answer)

@@ -42,6 +42,9 @@ class JudgeFormat:
         answer_last_number: when no answer pattern matches, give the candidate's last number as its
             answer (False: "none found"; a last number often cuts an expression answer to one of its
             numbers).
+        answer_statement: when no answer pattern matches, give what the concluding sentence states
+            whole ("a = 3, b = -7, and c = 4", "(2b + a^3) / (3a)", ``extract.concluding_statement``)
+            before falling back to the last number, which cuts such answers to one of their numbers.
         candidate_head_tokens: how many tokens of a long candidate's head are kept before its tail.
         marker_tokens: the marker strings, by part name.
         reference_type: give the reference segment token type 1 (BERT's segment B), for encoders
@@ -55,6 +58,7 @@ class JudgeFormat:
     question_max_tokens: int = 96
     answer_max_tokens: int = 24
     answer_last_number: bool = True
+    answer_statement: bool = False
     candidate_head_tokens: int = 32
     marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
     reference_type: bool = False
@@ -132,10 +136,14 @@ class Encoder:
             "reference": REFERENCE_JOIN.join(record["references"]),
         }
         if "A" in self.format.order:
-            from bertjudge.extract import extract_answer
+            from bertjudge.extract import concluding_statement, extract_answer
 
             answer, how = extract_answer(record["candidate"])
-            if how == "last-number" and not self.format.answer_last_number:
+            statement = concluding_statement(record["candidate"]) \
+                if how == "last-number" and self.format.answer_statement else None
+            if statement:
+                answer = statement
+            elif how == "last-number" and not self.format.answer_last_number:
                 answer = None
             texts["answer"] = answer or NO_ANSWER
         return texts

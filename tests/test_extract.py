@@ -2,7 +2,8 @@ import random
 
 import pytest
 
-from bertjudge.extract import boxed, extract_answer, final_answer, normalize_answer, option_letter
+from bertjudge.extract import (boxed, concluding_statement, extract_answer, final_answer, normalize_answer,
+                               option_letter)
 
 FINAL_ANSWER_CASES = [
     # (candidate, expected final answer)
@@ -95,6 +96,26 @@ def test_real_style_endings(text, expected, rule):
     assert final_answer(text) == expected
 
 
+@pytest.mark.parametrize("text,expected", [
+    ("Therefore, the values of a, b, and c are a = 3, b = -7, and c = 4.", "a = 3, b = -7, and c = 4"),
+    ("Now we can solve for s_2:\n\nx^2 + y^2 = (2b + a^3) / (3a)", "(2b + a^3) / (3a)"),
+    ("So, the final answer, as an expression of n, is:\n\n2^(2n)", "2^(2n)"),
+    ("Therefore, the minimum value of x_1^2 + ... + x_n^2 is 1/n.", "1/n"),
+    ("In conclusion, the possible values of $n \\pmod{k}$ are $0$ and $k$.", "0 and k"),  # not the = in math
+    ("In conclusion, the only solutions to $2^x+1=3^y$ are $x=1$, $y=0$, and $x=3$, $y=2$.",
+     "x=1, y=0, and x=3, y=2"),
+    ("There are no positive integer solutions to x^2 + y^2 + z^2 = 2xyz.",
+     "no positive integer solutions to x^2 + y^2 + z^2 = 2xyz"),
+    ("Therefore, the largest value of $f(n)$ is $1$, which occurs when $n=0$.", "1"),  # the aside is cut
+    ("We are done. Thus it factors as (x+y+z)(x^2+y^2+z^2-xy-yz-xz) in the end", None),  # prose, no copula
+    ("No numbers in this conclusion at all.", None),
+    ("The answer is " + "1 + " * 200 + "1", None),  # run-on, not a concluding sentence
+    (None, None),
+])
+def test_concluding_statement(text, expected):
+    assert concluding_statement(text) == expected
+
+
 def test_boxed_nested_and_missing():
     assert boxed("\\boxed{\\frac{1}{2}}") == "\\frac{1}{2}"
     assert boxed("\\boxed {a{b}c} and \\boxed{d") == "a{b}c"
@@ -122,6 +143,7 @@ def test_option_letter(raw, expected):
 @pytest.mark.parametrize("bad", [None, 3, ["Final answer: 1"], "{" * 5000, "\\boxed{" * 700, "Final answer:" * 400])
 def test_never_raises(bad):
     final_answer(bad)
+    concluding_statement(bad)
     boxed(bad)
     normalize_answer(bad)
 

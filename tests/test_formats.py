@@ -68,6 +68,20 @@ def test_answer_segment_without_the_last_number_fallback(tokenizer):
     assert JudgeFormat.from_dict(JudgeFormat(answer_last_number=False).to_dict()).answer_last_number is False
 
 
+def test_answer_segment_with_the_concluding_statement(tokenizer):
+    pairs = record(candidate="In conclusion, the solutions are $x=1$, $y=1$ and $x=3$, $y=2$.",
+                   reference="x=1, y=1 and x=3, y=2")
+    stated = Encoder(tokenizer, JudgeFormat(order="AR", answer_statement=True))
+    assert decode(tokenizer, Encoder(tokenizer, JudgeFormat(order="AR")).encode(pairs)).startswith("[CLS] 2 [SEP]")
+    assert decode(tokenizer, stated.encode(pairs)).startswith("[CLS] x = 1, y = 1 and x = 3, y = 2 [SEP]")
+    marked = record(candidate="We compute 3 + 4 = 7, so a = 3, b = 4. Final answer: 7", reference="7")
+    assert decode(tokenizer, stated.encode(marked)) == "[CLS] 7 [SEP] 7 [SEP]"  # a pattern found it: kept
+    saved = JudgeFormat(answer_statement=True).to_dict()
+    assert JudgeFormat.from_dict(saved).answer_statement is True
+    del saved["answer_statement"]  # a judge.json written before the option existed
+    assert JudgeFormat.from_dict(saved).answer_statement is False
+
+
 def test_segment_truncation_keeps_reference_question_end_and_candidate_tail(tokenizer):
     fmt = JudgeFormat(order="QCR", max_length=64, question_max_tokens=8, candidate_head_tokens=4)
     enc = Encoder(tokenizer, fmt)
