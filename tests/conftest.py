@@ -25,7 +25,8 @@ def make_tiny_backbone(folder, model_type: str = "bert"):
     extra = {"bert": {}, "eurobert": {"num_key_value_heads": 2, "bos_token_id": 101, "eos_token_id": 102,
                                       "max_position_embeddings": 512},
              "modernbert": {"global_attn_every_n_layers": 1, "local_attention": 64, "max_position_embeddings": 512,
-                            "bos_token_id": 101, "eos_token_id": 102, "sep_token_id": 102, "cls_token_id": 101}}
+                            "bos_token_id": 101, "eos_token_id": 102, "sep_token_id": 102, "cls_token_id": 101},
+             "mpnet": {"bos_token_id": 101, "eos_token_id": 102}}
     config = AutoConfig.for_model(model_type, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
                                   **TINY, **extra[model_type])
     torch.manual_seed(0)
@@ -44,4 +45,4 @@ def tiny_backbone(tmp_path_factory):
 def tiny_backbones(tmp_path_factory):
     """A tiny random backbone per architecture the configs use."""
     return {kind: make_tiny_backbone(tmp_path_factory.mktemp(f"tiny-{kind}"), kind)
-            for kind in ("bert", "eurobert", "modernbert")}
+            for kind in ("bert", "eurobert", "modernbert", "mpnet")}

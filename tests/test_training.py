@@ -42,7 +42,7 @@ def toy_records(n=40, seed=0):
 
 def backbone_for(config_path, tiny_backbones):
     backbone = yaml.safe_load((ROOT / config_path).read_text())["model"]["init_args"]["backbone"].lower()
-    return tiny_backbones["eurobert" if "eurobert" in backbone else "modernbert" if "modernbert" in backbone else "bert"]
+    return tiny_backbones[next((kind for kind in ("eurobert", "modernbert", "mpnet") if kind in backbone), "bert")]
 
 
 @pytest.mark.parametrize("config", CONFIGS)
