@@ -201,7 +201,7 @@ def concluding_statement(text: str, max_sentences: int = 3) -> str | None:
     after its last "=" when it has no such copula ("x^2 + y^2 = (2b + a^3) / (3a)" → "(2b + a^3) / (3a)"),
     or the sentence itself when it is a bare formula ("2^(2n)"); a trailing ", which …" clause is cut.
     The concluding sentence is the last of the final ``max_sentences`` (asides skipped) that holds a
-    digit; None when there is none, or when it is run-on text."""
+    digit; None when there is none, when it is run-on text, or prose that states nothing by a copula."""
     if not isinstance(text, str):
         return None
     sentences = [s for s in _SENTENCE.split(text[-3000:]) if s.strip() and not _ASIDE.match(s)]
