@@ -165,21 +165,28 @@ def conclusion_value(text: str, max_sentences: int = 3) -> str | None:
     ("there are 5,050 triples with a + b + c = 99" → "5,050") or the one number it holds;
     None when that sentence states no clean value, lists several ("are $0$ and $k$") or is longer
     than ``MAX_SENTENCE_CHARS``."""
+    sentence = _concluding_sentence(text, max_sentences)
+    if sentence is None:
+        return None
+    value, listed = _copula_value(sentence)
+    if value or listed:
+        return value
+    numbers = _standalone_numbers(sentence)  # the sentence's one number, when it has no other
+    every = {n.replace("−", "-") for n in _NUMBER.findall(_LATEX_FRAC.sub(r"\1/\2", sentence))}
+    return numbers[-1] if numbers and every == {numbers[-1]} else None
+
+
+def _concluding_sentence(text: str, max_sentences: int) -> str | None:
+    """The last of the final ``max_sentences`` sentences (asides such as "Note: …" skipped) that
+    holds a number, markdown emphasis removed; None when there is none or it is longer than
+    ``MAX_SENTENCE_CHARS`` (run-on text, not a concluding sentence)."""
     if not isinstance(text, str):
         return None
     sentences = [s for s in _SENTENCE.split(text[-3000:]) if s.strip() and not _ASIDE.match(s)]
     for sentence in reversed(sentences[-max_sentences:]):
         sentence = re.sub(r"\*\*|__", "", sentence)  # markdown emphasis is not multiplication
-        if not re.search(r"\d|\\infty", sentence):
-            continue
-        if len(sentence) > MAX_SENTENCE_CHARS:  # run-on text, not a concluding sentence
-            return None
-        value, listed = _copula_value(sentence)
-        if value or listed:
-            return value
-        numbers = _standalone_numbers(sentence)  # the sentence's one number, when it has no other
-        every = {n.replace("−", "-") for n in _NUMBER.findall(_LATEX_FRAC.sub(r"\1/\2", sentence))}
-        return numbers[-1] if numbers and every == {numbers[-1]} else None
+        if re.search(r"\d|\\infty", sentence):
+            return sentence if len(sentence) <= MAX_SENTENCE_CHARS else None
     return None
 
 
@@ -202,29 +209,23 @@ def concluding_statement(text: str, max_sentences: int = 3) -> str | None:
     or the sentence itself when it is a bare formula ("2^(2n)"); a trailing ", which …" clause is cut.
     The concluding sentence is the last of the final ``max_sentences`` (asides skipped) that holds a
     digit; None when there is none, when it is run-on text, or prose that states nothing by a copula."""
-    if not isinstance(text, str):
+    sentence = _concluding_sentence(text, max_sentences)
+    if sentence is None:
         return None
-    sentences = [s for s in _SENTENCE.split(text[-3000:]) if s.strip() and not _ASIDE.match(s)]
-    for sentence in reversed(sentences[-max_sentences:]):
-        sentence = re.sub(r"\*\*|__", "", sentence).strip()
-        if not re.search(r"\d|\\infty", sentence):
-            continue
-        if len(sentence) > MAX_SENTENCE_CHARS:
-            return None
-        masked = _MATH_SPAN.sub(lambda m: " " * len(m.group()), sentence)  # copulas outside math only
-        copula = _WORD_COPULA.search(masked)
-        if copula:
-            statement = sentence[copula.end():]
-        elif "=" in sentence:
-            statement = sentence[sentence.rindex("=") + 1:]
-        elif _PROSE.search(masked):
-            return None
-        else:
-            statement = sentence
-        statement = _TRAILING_CLAUSE.split(_MATH_DELIMITER.sub("", statement), 1)[0]
-        statement = " ".join(statement.split()).strip(_EDGE_PUNCT)
-        return statement[:MAX_STATEMENT_CHARS] or None
-    return None
+    sentence = sentence.strip()
+    masked = _MATH_SPAN.sub(lambda m: " " * len(m.group()), sentence)  # copulas outside math only
+    copula = _WORD_COPULA.search(masked)
+    if copula:
+        statement = sentence[copula.end():]
+    elif "=" in sentence:
+        statement = sentence[sentence.rindex("=") + 1:]
+    elif _PROSE.search(masked):
+        return None
+    else:
+        statement = sentence
+    statement = _TRAILING_CLAUSE.split(_MATH_DELIMITER.sub("", statement), 1)[0]
+    statement = " ".join(statement.split()).strip(_EDGE_PUNCT)
+    return statement[:MAX_STATEMENT_CHARS] or None
 
 
 def _refine(answer: str) -> str:
