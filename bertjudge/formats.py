@@ -45,9 +45,6 @@ class JudgeFormat:
         answer_statement: when no answer pattern matches, give what the concluding sentence states
             whole ("a = 3, b = -7, and c = 4", "(2b + a^3) / (3a)", ``extract.concluding_statement``)
             before falling back to the last number, which cuts such answers to one of their numbers.
-        answer_verdict: put the regex baseline's verdict before the extracted answer ("matches: 7",
-            "differs: 463 dollars", "unparsed: none found"), so the judge need not compare numbers
-            digit by digit itself; it still reads units, options and wording.
         candidate_head_tokens: how many tokens of a long candidate's head are kept before its tail.
         marker_tokens: the marker strings, by part name.
         reference_type: give the reference segment token type 1 (BERT's segment B), for encoders
@@ -62,7 +59,6 @@ class JudgeFormat:
     answer_max_tokens: int = 24
     answer_last_number: bool = True
     answer_statement: bool = False
-    answer_verdict: bool = False
     candidate_head_tokens: int = 32
     marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
     reference_type: bool = False
@@ -72,8 +68,6 @@ class JudgeFormat:
             raise FormatError(f"order {self.order!r}: use each of the letters {''.join(PARTS)} at most once")
         if "R" not in self.order or not {"C", "A"} & set(self.order):
             raise FormatError(f"order {self.order!r} must contain R (reference) and C (candidate) or A (its answer)")
-        if self.answer_verdict and "A" not in self.order:
-            raise FormatError(f"answer_verdict goes in the answer segment: order {self.order!r} has no A")
         if self.markers not in ("separators", "markers"):
             raise FormatError(f"markers must be 'separators' or 'markers', got {self.markers!r}")
         if self.truncation not in ("segment", "left"):
@@ -152,10 +146,6 @@ class Encoder:
             elif how == "last-number" and not self.format.answer_last_number:
                 answer = None
             texts["answer"] = answer or NO_ANSWER
-            if self.format.answer_verdict:
-                from bertjudge.judges.regex import rule_verdict
-
-                texts["answer"] = f"{rule_verdict(record)}: {texts['answer']}"
         return texts
 
     def encode(self, record: dict) -> list[int]:

@@ -153,16 +153,3 @@ def test_answer_only_format(tokenizer):
     enc = Encoder(tokenizer, JudgeFormat(order="AR", max_length=32))
     assert tokenizer.decode(enc.encode(record(candidate="blah " * 50 + "Final answer: Paris"))) == \
         "[CLS] paris [SEP] paris [SEP]"
-
-
-def test_answer_segment_with_the_rule_verdict(tokenizer):
-    verdict = Encoder(tokenizer, JudgeFormat(order="AR", answer_verdict=True))
-    math = dict(record(candidate="So the total is 463 dollars.", reference="464"), category="open_math")
-    assert decode(tokenizer, verdict.encode(math)) == "[CLS] differs : 463 [SEP] 464 [SEP]"
-    same = dict(math, candidate="Final answer: $\\frac{928}{2}$")
-    assert decode(tokenizer, verdict.encode(same)).startswith("[CLS] matches :")
-    unsure = dict(math, candidate="I am not sure.")
-    assert decode(tokenizer, verdict.encode(unsure)) == "[CLS] unparsed : none found [SEP] 464 [SEP]"
-    assert JudgeFormat.from_dict(JudgeFormat(order="ARQC", answer_verdict=True).to_dict()).answer_verdict is True
-    with pytest.raises(FormatError, match="no A"):
-        JudgeFormat(order="QCR", answer_verdict=True)

@@ -67,12 +67,6 @@ def math_equal(references: list[str], answer: str) -> tuple[bool, bool]:
     return result[0] if result else (False, False)
 
 
-def rule_verdict(record: dict) -> str:
-    """The regex baseline's verdict on one record: ``matches``, ``differs`` or ``unparsed``."""
-    row = RegexJudge()._row(record)
-    return "matches" if row["match"] else "unparsed" if row["unparsed"] else "differs"
-
-
 class RegexJudge(ScoresLists):
     """Rule-based judge; ``score_records`` returns P(correct) in {0., 1.}."""
 
