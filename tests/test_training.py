@@ -107,6 +107,19 @@ def test_dropout_is_active_in_training(tiny_backbone):
     assert all(m.training for m in dropouts)
 
 
+def test_attention_kernel_and_dropout_reach_the_backbone(tiny_backbone):
+    # the quickstart trains with eager attention and no dropout; the same weights score the same either way
+    fast = EncoderJudge(backbone=tiny_backbone, attn_implementation="eager", dropout=0.0)
+    assert fast.model.config._attn_implementation == "eager"
+    assert fast.model.config.hidden_dropout_prob == fast.model.config.attention_probs_dropout_prob == 0.0
+    default = EncoderJudge(backbone=tiny_backbone).eval()
+    default.model.load_state_dict(fast.model.state_dict())
+    batch = {"input_ids": torch.tensor([[101, 2000, 2001, 102, 0]]),
+             "attention_mask": torch.tensor([[1, 1, 1, 1, 0]])}
+    assert default.model.config._attn_implementation != "eager"
+    torch.testing.assert_close(fast.eval()(batch), default(batch), rtol=1e-4, atol=1e-5)
+
+
 def test_two_logit_checkpoints_score_the_logit_difference(tiny_backbone):
     judge = EncoderJudge(backbone=tiny_backbone, num_labels=2).eval()
     batch = {"input_ids": torch.tensor([[101, 2000, 102]]), "attention_mask": torch.ones(1, 3, dtype=torch.long)}

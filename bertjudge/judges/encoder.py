@@ -25,6 +25,9 @@ class EncoderJudge(JudgeModule):
         dropout: overrides the backbone's hidden/attention dropout when given.
         pretrained: load the backbone's weights (False: random weights from its config, for
             cost measurements and tests).
+        attn_implementation: the attention kernel (``eager``, ``sdpa``; None: transformers'
+            default). Measured on 2 CPU cores (MiniLM-L6, bf16, batch 16): with ``dropout: 0.0``,
+            ``eager`` trains 1.4x faster than the default, whose CPU flash-attention backward is slow.
         **kwargs: the recipe and calibration arguments of ``JudgeModule``.
     """
 
@@ -32,6 +35,7 @@ class EncoderJudge(JudgeModule):
 
     def __init__(self, backbone: str = "sentence-transformers/all-MiniLM-L6-v2", format: JudgeFormat | None = None,
                  num_labels: int = 1, dropout: float | None = None, pretrained: bool = True,
+                 attn_implementation: str | None = None,
                  lr: float = 2e-5, warmup_ratio: float = 0.05, weight_decay: float = 0.01,
                  effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0):
         super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, threshold, temperature)
@@ -45,6 +49,8 @@ class EncoderJudge(JudgeModule):
         if missing:
             self.tokenizer.add_special_tokens({"additional_special_tokens": missing})
         overrides = {"num_labels": num_labels}
+        if attn_implementation is not None:
+            overrides["attn_implementation"] = attn_implementation
         if dropout is not None:
             overrides.update(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
         if pretrained:
