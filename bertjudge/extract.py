@@ -63,6 +63,10 @@ _PROSE = re.compile(r"\b[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}\b){2,}")
 _CLAUSE_END = re.compile(r"[.,;!?]\s")
 _EMPHASIS = "*_`"
 _EDGE_PUNCT = " \t\n.,;:!?\"'“”‘’"
+# answer options listed in a question: one per line ('A.', '(B)', '- **C**:', '(1)', '2)') or inline '(A) x (B) y'
+_LISTED_OPTION = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J]|\d{1,2})\)|([A-J]|\d{1,2})(?:\*\*)?[.):])"
+                          r"(?:\*\*)?:?[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_INLINE_OPTION = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
 
 
 def boxed(text: str) -> str | None:
@@ -306,3 +310,24 @@ def normalize_answer(s: str | None) -> str:
     if len(s) > 2 and s[0] + s[-1] in ("()", "[]") and s.count(s[0]) == 1:
         s = s[1:-1]
     return " ".join(s.lower().split())
+
+
+def parse_options(question: str) -> tuple[list[str], list[str]]:
+    """(labels, texts) of the answer options listed in a question: one per line ('A.', '(B)', '- C:',
+    '(1)', '2)') or inline '(A) x (B) y'; empty lists when none are found."""
+    found = [(m[1] or m[2], m[3]) for m in _LISTED_OPTION.finditer(question)]
+    if len(found) < 2:
+        found = [(m[1], m[2].strip()) for m in _INLINE_OPTION.finditer(question)]
+    best: list[tuple[str, str]] = []
+    run: list[tuple[str, str]] = []
+    for label, text in found:  # the longest run of consecutive labels starting at A or 1
+        expected = ("A" if run == [] else chr(ord(run[-1][0]) + 1)) if label.isalpha() else str(len(run) + 1)
+        if label.upper() == expected:
+            run.append((label.upper(), text))
+        else:
+            run = [(label.upper(), text)] if label.upper() in ("A", "1") else []
+        if len(run) > len(best):
+            best = list(run)
+    if len(best) < 2:
+        return [], []
+    return [label for label, _ in best], [text for _, text in best]

@@ -9,6 +9,7 @@ and its tail (where the final answer is).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -19,6 +20,7 @@ DEFAULT_MARKERS = {
 }
 NO_ANSWER = "none found"
 REFERENCE_JOIN = " | "
+_LABEL_REFERENCE = re.compile(r"\s*[(\[]?([A-Ja-j]|\d{1,2})[)\]]?[.:]?\s*")
 
 
 class FormatError(ValueError):
@@ -49,6 +51,9 @@ class JudgeFormat:
         marker_tokens: the marker strings, by part name.
         reference_type: give the reference segment token type 1 (BERT's segment B), for encoders
             with token types; the other parts keep type 0.
+        reference_options: a reference that is an option label of a multiple-choice question gets
+            that option's text ("E" → "E) blue"), so the judge compares an answer's option text with
+            the reference without finding the option in a question it may have truncated.
     """
 
     order: str = "QCR"
@@ -62,6 +67,7 @@ class JudgeFormat:
     candidate_head_tokens: int = 32
     marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
     reference_type: bool = False
+    reference_options: bool = False
 
     def __post_init__(self):
         if set(self.order) - set(PARTS) or len(set(self.order)) != len(self.order):
@@ -101,6 +107,24 @@ class JudgeFormat:
             raise FormatError(f"{where}: format mismatch (asked, saved): {diff}")
 
 
+def with_option_texts(references: list[str], question: str | None) -> list[str]:
+    """References that are option labels of the question's options, with the option's text:
+    ["E"] → ["E) blue"]; a reference that repeats an expanded option's text is dropped."""
+    from bertjudge.extract import parse_options
+
+    options = dict(zip(*parse_options(question or "")))
+    out, expanded = [], set()
+    for ref in references:
+        m = _LABEL_REFERENCE.fullmatch(ref)
+        label = m[1].upper() if m else None
+        if label in options:
+            out.append(f"{label}) {options[label]}")
+            expanded.add(options[label].strip().lower())
+        else:
+            out.append(ref)
+    return [r for r in out if r.strip().lower() not in expanded]
+
+
 def _special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
     """The special tokens the tokenizer puts before and after a single sequence."""
     inner = tokenizer("x", add_special_tokens=False)["input_ids"]
@@ -133,7 +157,10 @@ class Encoder:
         texts = {
             "question": record.get("question") or "",
             "candidate": record["candidate"],
-            "reference": REFERENCE_JOIN.join(record["references"]),
+            "reference": REFERENCE_JOIN.join(
+                with_option_texts(record["references"], record.get("question"))
+                if self.format.reference_options and record.get("category") in ("multiple_choice", "other")
+                else record["references"]),
         }
         if "A" in self.format.order:
             from bertjudge.extract import concluding_statement, extract_answer

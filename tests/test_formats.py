@@ -2,7 +2,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from bertjudge import backbones
-from bertjudge.formats import Encoder, FormatError, JudgeFormat
+from bertjudge.formats import Encoder, FormatError, JudgeFormat, with_option_texts
 from bertjudge.records import normalize
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -153,3 +153,25 @@ def test_answer_only_format(tokenizer):
     enc = Encoder(tokenizer, JudgeFormat(order="AR", max_length=32))
     assert tokenizer.decode(enc.encode(record(candidate="blah " * 50 + "Final answer: Paris"))) == \
         "[CLS] paris [SEP] paris [SEP]"
+
+
+@pytest.mark.parametrize("question, references, expected", [
+    ("Capital of Portugal?\n1) Havana\n2) Lisbon\n\nAnswer with the label.", ["2"], ["2) Lisbon"]),
+    ("Capital of Portugal?\n- **A**: Havana\n- **B**: Lisbon", ["B", "lisbon"], ["B) Lisbon"]),  # alias dropped
+    ("Which is largest? (A) 3 (B) 9 (C) 5", ["(b)"], ["B) 9"]),
+    ("Which is largest?\nA. 3\nB. 9", ["D"], ["D"]),  # not an option: kept as it is
+    ("What is 2 + 3?", ["5"], ["5"]),  # no options
+])
+def test_with_option_texts(question, references, expected):
+    assert with_option_texts(references, question) == expected
+
+
+def test_reference_options_expand_multiple_choice_references_only(tokenizer):
+    fmt = JudgeFormat(order="AR", reference_options=True)
+    enc = Encoder(tokenizer, fmt)
+    mc = record(question="Capital of France?\nA. Lyon\nB. Paris", candidate="Final answer: A) Paris", reference="B")
+    assert decode(tokenizer, enc.encode(mc)) == "[CLS] a ) paris [SEP] b ) paris [SEP]"
+    math = {**record(question="Pick one:\n1) add\n2) subtract\nWhat is 1 + 1?", candidate="2", reference="2"),
+            "category": "open_math"}
+    assert decode(tokenizer, enc.encode(math)) == "[CLS] 2 [SEP] 2 [SEP]"
+    assert JudgeFormat.from_dict(fmt.to_dict()) == fmt != JudgeFormat(order="AR")

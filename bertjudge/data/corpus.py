@@ -44,6 +44,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from bertjudge import records
+from bertjudge.extract import parse_options
 
 CORPUS_VERSION = "embedded-v1"
 LABEL_SOURCE = f"synthetic:{CORPUS_VERSION}"
@@ -1494,9 +1495,6 @@ def generate(split: str, n: int, seed: int = 0) -> list[dict]:
 
 
 # ----------------------------------------------------------------------------- user rows
-_OPTION_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J]|\d{1,2})\)|([A-J]|\d{1,2})(?:\*\*)?[.):])"
-                          r"(?:\*\*)?:?[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
-_INLINE_OPTION = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
 _LABEL = re.compile(r"^\s*(?:option\s+|choice\s+)?\(?([A-J]|\d{1,2})\)?(?:[.):]|\s|$)", re.IGNORECASE)
 _UNANSWERABLE = re.compile(r"^\s*(unanswerable|no answer|not answerable|cannot be (answered|determined)|n/?a|none)\W*$", re.I)
 UNIT_ALTERNATIVES = {
@@ -1506,27 +1504,6 @@ UNIT_ALTERNATIVES = {
     "weeks": ["days", "months"], "years": ["months"], "liters": ["milliliters"], "dollars": ["cents"], "cents": ["dollars"],
     "percent": ["points"],
 }
-
-
-def parse_options(question: str) -> tuple[list[str], list[str]]:
-    """(labels, texts) of the answer options listed in a question: one per line ('A.', '(B)', '- C:',
-    '(1)', '2)') or inline '(A) x (B) y'; empty lists when none are found."""
-    found = [(m[1] or m[2], m[3]) for m in _OPTION_LINE.finditer(question)]
-    if len(found) < 2:
-        found = [(m[1], m[2].strip()) for m in _INLINE_OPTION.finditer(question)]
-    best: list[tuple[str, str]] = []
-    run: list[tuple[str, str]] = []
-    for label, text in found:  # the longest run of consecutive labels starting at A or 1
-        expected = ("A" if run == [] else chr(ord(run[-1][0]) + 1)) if label.isalpha() else str(len(run) + 1)
-        if label.upper() == expected:
-            run.append((label.upper(), text))
-        else:
-            run = [(label.upper(), text)] if label.upper() in ("A", "1") else []
-        if len(run) > len(best):
-            best = list(run)
-    if len(best) < 2:
-        return [], []
-    return [label for label, _ in best], [text for _, text in best]
 
 
 def infer_category(question: str | None, reference: str) -> str:
