@@ -51,7 +51,7 @@ class JudgeFormat:
         marker_tokens: the marker strings, by part name.
         reference_type: give the reference segment token type 1 (BERT's segment B), for encoders
             with token types; the other parts keep type 0.
-        reference_options: a reference that is an option label of a multiple-choice question gets
+        reference_options: a reference that is an option label of a multiple-choice (or uncategorized) question gets
             that option's text ("E" → "E) blue"), so the judge compares an answer's option text with
             the reference without finding the option in a question it may have truncated.
     """
