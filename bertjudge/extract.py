@@ -6,11 +6,14 @@
 ("Therefore, there are 5,050 triples such that a + b + c = 99." → 5,050), and the last number.
 A marker followed by a whole sentence ("Final Answer: The smallest value of x^2 + 1 is 1.")
 gives the value that sentence states. ``extract_answer`` also says which rule found the answer.
+``number_value`` reads an answer written only as a number ("1,875", "\\frac{57}{2}", "4 1/3",
+"one hundred ninety-five") and ``fmt`` writes a number canonically.
 """
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 _FINAL = re.compile(r"final\s+answer\s*\**\s*(?::|\bis\b\s*:?)\s*\**", re.IGNORECASE)
 _ANSWER_IS = re.compile(
@@ -331,3 +334,86 @@ def parse_options(question: str) -> tuple[list[str], list[str]]:
     if len(best) < 2:
         return [], []
     return [label for label, _ in best], [text for _, text in best]
+
+
+# ----------------------------------------------------------------------------- numbers
+ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen").split()
+TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+_PLAIN_NUMBER = re.compile(r"([-+]?)\$?([1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*|0)(\.\d+)?|([-+]?)\.(\d+)")
+_FRACTION = re.compile(r"([-+]?)(?:(\d+)\s+)?(\d+)\s*/\s*(\d+)")
+_LATEX_FRACTION = re.compile(r"([-+]?)\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+
+
+def terminating(x: Fraction, places: int = 4) -> bool:
+    """Whether x has a decimal expansion of at most ``places`` digits."""
+    return (x * 10 ** places).denominator == 1
+
+
+def decimal(x: Fraction) -> str:
+    """A terminating fraction as a decimal without trailing zeros: 9/2 -> '4.5'."""
+    sign, x = ("-" if x < 0 else ""), abs(x)
+    whole, rest = divmod(x.numerator, x.denominator)
+    digits = ""
+    while rest:
+        rest *= 10
+        digit, rest = divmod(rest, x.denominator)
+        digits += str(digit)
+    return f"{sign}{whole}" + (f".{digits}" if digits else "")
+
+
+def fmt(x: Fraction) -> str:
+    """Canonical text of a number: integer, short decimal, else 'p/q'."""
+    if x.denominator == 1:
+        return str(x.numerator)
+    if terminating(x):
+        return decimal(x)
+    return f"{x.numerator}/{x.denominator}"
+
+
+def _words_value(text: str) -> int | None:
+    """'one hundred ninety-five' -> 195, 'minus seven' -> -7 (below a million); None otherwise."""
+    total = current = 0
+    sign, seen = 1, False
+    words = re.split(r"[\s-]+", text.lower())
+    if words[-1] == "and":
+        return None
+    for word in words:
+        if word in ("minus", "negative") and not seen:
+            sign = -1
+        elif word == "and" and seen:
+            continue
+        elif word in ONES or word in TENS[2:]:
+            current += ONES.index(word) if word in ONES else 10 * TENS.index(word)
+            seen = True
+        elif word == "hundred" and 0 < current < 10:
+            current *= 100
+        elif word == "thousand" and 0 < current < 1000 and not total:
+            total, current = current * 1000, 0
+        else:
+            return None
+    return sign * (total + current) if seen else None
+
+
+def number_value(answer: str | None) -> Fraction | None:
+    """The value of an answer written only as a number: '1,875', '$1,875.00', '-3.50', '.5', '13/3',
+    '4 1/3', '\\frac{57}{2}' (math delimiters and emphasis around it are ignored), or in words
+    ('one hundred ninety-five'); None for anything else (units, percents, several numbers, prose)."""
+    if not isinstance(answer, str):
+        return None
+    s, previous = answer.replace("−", "-"), None
+    while s != previous:
+        previous = s
+        s = _strip_math(s.strip().strip(_EMPHASIS).rstrip(".,;:!").strip())
+    if m := _PLAIN_NUMBER.fullmatch(s):
+        if m[5] is not None:
+            return Fraction(f"{m[4]}0.{m[5]}")
+        return Fraction(m[1] + m[2].replace(",", "") + (m[3] or ""))
+    if m := _FRACTION.fullmatch(s) or _LATEX_FRACTION.fullmatch(s):
+        whole, num, den = (int(m[2] or 0), int(m[3]), int(m[4])) if m.re is _FRACTION else (0, int(m[2]), int(m[3]))
+        if not den:
+            return None
+        value = whole + Fraction(num, den)
+        return -value if m[1] == "-" else value
+    value = _words_value(s)
+    return Fraction(value) if value is not None else None

@@ -54,6 +54,10 @@ class JudgeFormat:
         reference_options: a reference that is an option label of a multiple-choice (or uncategorized) question gets
             that option's text ("E" → "E) blue"), so the judge compares an answer's option text with
             the reference without finding the option in a question it may have truncated.
+        answer_value: an extracted answer written as a number in another form than the canonical one
+            gets its value ("1,875" → "1,875 = 1875", "\\frac{57}{2}" → "\\frac{57}{2} = 28.5", "one
+            hundred twenty" → "one hundred twenty = 120"; ``extract.number_value``), so the judge
+            compares the reference with digits it can read.
     """
 
     order: str = "QCR"
@@ -68,6 +72,7 @@ class JudgeFormat:
     marker_tokens: dict = field(default_factory=lambda: dict(DEFAULT_MARKERS))
     reference_type: bool = False
     reference_options: bool = False
+    answer_value: bool = False
 
     def __post_init__(self):
         if set(self.order) - set(PARTS) or len(set(self.order)) != len(self.order):
@@ -163,7 +168,7 @@ class Encoder:
                 else record["references"]),
         }
         if "A" in self.format.order:
-            from bertjudge.extract import concluding_statement, extract_answer
+            from bertjudge.extract import concluding_statement, extract_answer, fmt, number_value
 
             answer, how = extract_answer(record["candidate"])
             statement = concluding_statement(record["candidate"]) \
@@ -172,6 +177,9 @@ class Encoder:
                 answer = statement
             elif how == "last-number" and not self.format.answer_last_number:
                 answer = None
+            value = number_value(answer) if answer and self.format.answer_value else None
+            if value is not None and fmt(value) != answer.strip():
+                answer = f"{answer} = {fmt(value)}"
             texts["answer"] = answer or NO_ANSWER
         return texts
 

@@ -2,8 +2,10 @@ import random
 
 import pytest
 
-from bertjudge.extract import (boxed, concluding_statement, extract_answer, final_answer, normalize_answer,
-                               option_letter)
+from fractions import Fraction
+
+from bertjudge.extract import (boxed, concluding_statement, extract_answer, final_answer, fmt, normalize_answer,
+                               number_value, option_letter)
 
 FINAL_ANSWER_CASES = [
     # (candidate, expected final answer)
@@ -157,3 +159,23 @@ def test_long_and_pathological_texts():
     assert final_answer("\\boxed{" * 700) is None  # never closed
     assert final_answer("{" * 5000) is None
     assert final_answer("1," * 2500) == "1"
+
+
+@pytest.mark.parametrize("answer, value", [
+    ("1,875", 1875), ("$1,875.00", 1875), ("**2,100**", 2100), ("-3.50", Fraction(-7, 2)), (".5", Fraction(1, 2)),
+    ("5.", 5), ("13/3", Fraction(13, 3)), ("4 1/3", Fraction(13, 3)), ("-\\frac{3}{2}", Fraction(-3, 2)),
+    ("$\\dfrac{1635}{2}$", Fraction(1635, 2)), ("one hundred ninety-five", 195), ("minus seven", -7),
+    ("twenty-one thousand three hundred", 21300), ("0", 0),
+])
+def test_number_value_reads_numbers_in_any_form(answer, value):
+    assert number_value(answer) == value
+
+
+@pytest.mark.parametrize("answer", ["2214 cents", "45%", "1,87", "12 or 14", "04", "1977-02-04", "1/0", "Paris",
+                                    "hundred", "three and", "x = 3", "", None])
+def test_number_value_refuses_anything_but_a_number(answer):
+    assert number_value(answer) is None
+
+
+def test_fmt_writes_numbers_canonically():
+    assert [fmt(Fraction(x)) for x in ("12", "9/2", "-3/8", "1/3")] == ["12", "4.5", "-0.375", "1/3"]

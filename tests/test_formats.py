@@ -155,6 +155,21 @@ def test_answer_only_format(tokenizer):
         "[CLS] paris [SEP] paris [SEP]"
 
 
+def test_answer_value_gives_a_number_in_another_form_its_canonical_value(tokenizer):
+    fmt = JudgeFormat(order="AR", answer_value=True)
+    enc = Encoder(tokenizer, fmt)
+    assert decode(tokenizer, enc.encode(record(candidate="Final answer: 1,875", reference="1875"))) == \
+        "[CLS] 1, 875 = 1875 [SEP] 1875 [SEP]"
+    assert decode(tokenizer, enc.encode(record(candidate="So it is \\boxed{\\frac{57}{2}}", reference="28.5"))) \
+        .startswith("[CLS] \\ frac { 57 } { 2 } = 28. 5 [SEP]")
+    for canonical_or_not_a_number in ("Final answer: 1875", "Final answer: 12 cm", "Final answer: Paris"):
+        rec = record(candidate=canonical_or_not_a_number, reference="x")
+        assert "=" not in decode(tokenizer, enc.encode(rec))
+    assert "=" not in decode(tokenizer, Encoder(tokenizer, JudgeFormat(order="AR")).encode(
+        record(candidate="Final answer: 1,875", reference="1875")))
+    assert JudgeFormat.from_dict(fmt.to_dict()) == fmt != JudgeFormat(order="AR")
+
+
 @pytest.mark.parametrize("question, references, expected", [
     ("Capital of Portugal?\n1) Havana\n2) Lisbon\n\nAnswer with the label.", ["2"], ["2) Lisbon"]),
     ("Capital of Portugal?\n- **A**: Havana\n- **B**: Lisbon", ["B", "lisbon"], ["B) Lisbon"]),  # alias dropped

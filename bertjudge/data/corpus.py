@@ -44,7 +44,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from bertjudge import records
-from bertjudge.extract import parse_options
+from bertjudge.extract import ONES, TENS, decimal, fmt, parse_options, terminating
 
 CORPUS_VERSION = "embedded-v1"
 LABEL_SOURCE = f"synthetic:{CORPUS_VERSION}"
@@ -179,9 +179,6 @@ INJECTIONS = [
 
 
 # ----------------------------------------------------------------------------- numbers and words
-_ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-         "fifteen sixteen seventeen eighteen nineteen").split()
-_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
              "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
 
@@ -191,13 +188,13 @@ def words(n: int) -> str:
     if n < 0:
         return "minus " + words(-n)
     if n < 20:
-        return _ONES[n]
+        return ONES[n]
     if n < 100:
         tens, ones = divmod(n, 10)
-        return _TENS[tens] + (f"-{_ONES[ones]}" if ones else "")
+        return TENS[tens] + (f"-{ONES[ones]}" if ones else "")
     if n < 1000:
         hundreds, rest = divmod(n, 100)
-        return f"{_ONES[hundreds]} hundred" + (f" {words(rest)}" if rest else "")
+        return f"{ONES[hundreds]} hundred" + (f" {words(rest)}" if rest else "")
     thousands, rest = divmod(n, 1000)
     return f"{words(thousands)} thousand" + (f" {words(rest)}" if rest else "")
 
@@ -215,36 +212,11 @@ def _ordinal(n: int) -> str:
 
 
 def _ordinal_words(n: int) -> str:
-    return _ORDINALS[n - 1] if n <= 20 else f"{_TENS[n // 10]}-{_ORDINALS[n % 10 - 1]}" if n % 10 else f"{_TENS[n // 10][:-1]}ieth"
+    return _ORDINALS[n - 1] if n <= 20 else f"{TENS[n // 10]}-{_ORDINALS[n % 10 - 1]}" if n % 10 else f"{TENS[n // 10][:-1]}ieth"
 
 
 def _a(word: str) -> str:
     return f"an {word}" if word[0].lower() in "aeiou" else f"a {word}"
-
-
-def _terminating(x: Fraction, places: int = 4) -> bool:
-    return (x * 10 ** places).denominator == 1
-
-
-def _decimal(x: Fraction) -> str:
-    """A terminating fraction as a decimal without trailing zeros: 9/2 -> '4.5'."""
-    sign, x = ("-" if x < 0 else ""), abs(x)
-    whole, rest = divmod(x.numerator, x.denominator)
-    digits = ""
-    while rest:
-        rest *= 10
-        digit, rest = divmod(rest, x.denominator)
-        digits += str(digit)
-    return f"{sign}{whole}" + (f".{digits}" if digits else "")
-
-
-def fmt(x: Fraction) -> str:
-    """Canonical text of a number: integer, short decimal, else 'p/q'."""
-    if x.denominator == 1:
-        return str(x.numerator)
-    if _terminating(x):
-        return _decimal(x)
-    return f"{x.numerator}/{x.denominator}"
 
 
 def money(x: Fraction) -> str:
@@ -656,7 +628,7 @@ def _mc_arith(c):
 def _mc_largest(c):
     values = list(dict.fromkeys(Fraction(c.rng.randint(1, 999), c.rng.choice([10, 100, 1000])) for _ in range(12)))
     right = max(values)
-    return "largest", _decimal(right), [_decimal(v) for v in values if v != right], "{t} is larger than every other option", True
+    return "largest", decimal(right), [decimal(v) for v in values if v != right], "{t} is larger than every other option", True
 
 
 def _mc_sequence(c):
@@ -1024,17 +996,17 @@ def _number_forms(item: Item, x: Fraction, correct: bool) -> list[tuple[str, str
         out.append(("trailing_zero", f"{n}.00" if item.is_money else f"{n}.0"))
     else:
         p, q = x.numerator, x.denominator
-        if _terminating(x):
+        if terminating(x):
             out.append(("fraction", f"{p}/{q}"))
         out.append(("latex_frac", f"\\frac{{{p}}}{{{q}}}" if p > 0 else f"-\\frac{{{-p}}}{{{q}}}"))
         if abs(x) > 1 and p > 0:
             whole = p // q
             out.append(("mixed", f"{whole} {p - whole * q}/{q}"))
-    if item.percent_ok and _terminating(x * 100):
+    if item.percent_ok and terminating(x * 100):
         out.append(("percent", f"{fmt(x * 100)}%"))
     if item.is_money:
         out += [("money", f"${money(x)}" if x >= 0 else f"-${money(-x)}"), ("money_words", f"{fmt(x)} dollars")]
-    elif item.unit and _terminating(x):
+    elif item.unit and terminating(x):
         out.append(("unit", f"{fmt(x)} {item.unit}"))
     if correct:
         out += [("converted", f"{fmt(v)} {u}") for v, u in item.conversions]
