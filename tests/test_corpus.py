@@ -157,6 +157,17 @@ def test_adversarial_suite_has_every_attack_balanced(splits):
         assert r["meta"]["kind"] == (right_kind if r["label"] else wrong_kind) and r["category"] in cats
 
 
+def test_chosen_attacks_make_every_pair_of_a_main_split():
+    rows = corpus.generate("train", 120, seed=3, attacks=["wrong_unit", "off_by_one"])
+    per = Counter((r["meta"]["attack"], r["meta"]["kind"], r["label"]) for r in rows)
+    assert per == {("wrong_unit", "wrong_unit", 0): 30, ("wrong_unit", "converted_unit", 1): 30,
+                   ("off_by_one", "off_by_one", 0): 30, ("off_by_one", "alt_form", 1): 30}
+    assert {r["split"] for r in rows} == {"train"} and not any(r["meta"]["heldout_template"] for r in rows)
+    assert rows == corpus.generate("train", 120, seed=3, attacks=["wrong_unit", "off_by_one"])
+    with pytest.raises(ValueError, match="unknown attacks \\['typo'\\]"):
+        corpus.generate("train", 10, attacks=["typo"])
+
+
 # ----------------------------------------------------------------------------- labels: open math
 def test_math_answers_recompute_independently(items):
     checked = Counter()

@@ -65,6 +65,13 @@ def test_gzip_files_and_split_selection(tmp_path):
         load_source(f"{path}?n=3")
 
 
+def test_embedded_attacks_option():
+    rows = load_source("embedded:train?n=40&seed=2&attacks=hedge,refusal")
+    assert len(rows) == 40 and {r["meta"]["attack"] for r in rows} == {"hedge", "refusal"}
+    with pytest.raises(ValueError, match="embedded:train\\?attacks=hedges: unknown attacks"):
+        load_source("embedded:train?attacks=hedges")
+
+
 def test_unknown_embedded_split_and_options_are_refused():
     with pytest.raises(ValueError, match="unknown embedded split"):
         load_source("embedded:training")

@@ -1428,20 +1428,25 @@ def _record(item: Item, text: str, label: int, model: str, split: str, meta: dic
     }
 
 
-def generate(split: str, n: int, seed: int = 0) -> list[dict]:
-    """n labelled records of the split, deterministic for (split, n, seed).
+def generate(split: str, n: int, seed: int = 0, attacks: list[str] | None = None) -> list[dict]:
+    """n labelled records of the split, deterministic for (split, n, seed, attacks).
 
     Each question yields one correct and one wrong candidate; categories rotate, so labels are
-    balanced and categories take equal shares. In ``adversarial`` every pair shares ``meta['attack']``.
+    balanced and categories take equal shares. ``attacks`` (all of them in ``adversarial``) makes
+    every pair one of these attacks (its wrong kind and the correct counterpart, ``ATTACKS``), with
+    ``meta['attack']``: the adversarial suite, or extra training rows of the kinds a judge gets wrong.
     """
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    attacks = list(ATTACKS) if attacks is None and split == "adversarial" else attacks
+    unknown = sorted(set(attacks or ()) - set(ATTACKS))
+    if unknown:
+        raise ValueError(f"unknown attacks {unknown}; expected some of {', '.join(ATTACKS)}")
     c, seen, out = _Ctx(split, seed), set(), []
     models = list(MODELS)
-    attacks = list(ATTACKS)
     i = 0
     while len(out) < n:
-        if split == "adversarial":
+        if attacks:
             attack = attacks[i % len(attacks)]
             wrong_kind, right_kind, cats = ATTACKS[attack]
             category = cats[(i // len(attacks)) % len(cats)]

@@ -1,6 +1,7 @@
 """Where records come from: one string names a source.
 
-- ``embedded:<split>[?n=N&seed=S]`` — the embedded procedural corpus (``bertjudge.data.corpus``);
+- ``embedded:<split>[?n=N&seed=S&attacks=A,B]`` — the embedded procedural corpus (``bertjudge.data.corpus``;
+  ``attacks``: only pairs of these attack kinds, as in the adversarial suite);
 - ``hf:<repo>[?configs=a,b&splits=x,y&revision=R]`` — a Hugging Face dataset in the authors'
   ``hgissbkh/BERTJudge-Dataset`` layout: one config per task, one split per candidate model,
   columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
@@ -45,9 +46,13 @@ def load_embedded(spec: str) -> list[dict]:
         raise ValueError(f"{spec}: unknown embedded split {split!r}; choose from {', '.join(corpus.SPLITS)}")
     n = int(args.pop("n", EMBEDDED_DEFAULT_SIZES[split]))
     seed = int(args.pop("seed", 0))
+    attacks = args.pop("attacks").split(",") if "attacks" in args else None
     if args:
-        raise ValueError(f"{spec}: unknown options {sorted(args)} (use n, seed)")
-    return corpus.generate(split, n, seed)
+        raise ValueError(f"{spec}: unknown options {sorted(args)} (use n, seed, attacks)")
+    try:
+        return corpus.generate(split, n, seed, attacks)
+    except ValueError as e:
+        raise ValueError(f"{spec}: {e}") from None
 
 
 def load_hub(spec: str) -> list[dict]:
