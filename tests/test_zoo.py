@@ -10,6 +10,7 @@ import yaml
 
 from bertjudge import bench, zoo
 from bertjudge.api import Judge
+from bertjudge.formats import JudgeFormat
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.records import normalize
 
@@ -90,6 +91,9 @@ def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, 
     assert "minilm-l6.quickstart" in own
     for name, e in own.items():  # built by a recipe in this repository, exported to runs/
         assert e["source"].startswith("file://../runs/") and e["provenance"]["recipe"].startswith("configs/")
+        recipe = yaml.safe_load(open(e["provenance"]["recipe"].split()[0]))
+        trained = JudgeFormat.from_dict(recipe["model"]["init_args"]["format"])
+        assert JudgeFormat.from_dict(e["format"]) == trained, f"{name}: the registry's format is not its recipe's"
     relative = entry("file://built/judge", build="make quickstart")
     registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": relative})
     with pytest.raises(zoo.ZooError, match=r"not downloaded: .*built/judge does not exist yet; build it with "
