@@ -383,9 +383,11 @@ def _words_value(text: str) -> int | None:
             sign = -1
         elif word == "and" and seen:
             continue
-        elif word in ONES or word in TENS[2:]:
-            current += ONES.index(word) if word in ONES else 10 * TENS.index(word)
-            seen = True
+        elif word in TENS[2:] and current % 100 == 0:
+            current, seen = current + 10 * TENS.index(word), True
+        elif word in ONES and (current % 100 == 0 or current % 100 >= 20 and current % 10 == 0
+                               and ONES.index(word) < 10):  # "ninety-five", not "twenty twelve"
+            current, seen = current + ONES.index(word), True
         elif word == "hundred" and 0 < current < 10:
             current *= 100
         elif word == "thousand" and 0 < current < 1000 and not total:

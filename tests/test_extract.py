@@ -172,10 +172,16 @@ def test_number_value_reads_numbers_in_any_form(answer, value):
 
 
 @pytest.mark.parametrize("answer", ["2214 cents", "45%", "1,87", "12 or 14", "04", "1977-02-04", "1/0", "Paris",
-                                    "hundred", "three and", "x = 3", "", None])
+                                    "hundred", "three and", "twenty twelve", "five four", "ninety ninety", "x = 3", "", None])
 def test_number_value_refuses_anything_but_a_number(answer):
     assert number_value(answer) is None
 
 
 def test_fmt_writes_numbers_canonically():
     assert [fmt(Fraction(x)) for x in ("12", "9/2", "-3/8", "1/3")] == ["12", "4.5", "-0.375", "1/3"]
+
+
+def test_number_value_reads_the_corpus_number_words():
+    from bertjudge.data.corpus import words
+
+    assert all(number_value(words(n)) == n for n in list(range(-20, 1000)) + [1000, 1001, 21300, 999999])
