@@ -342,7 +342,7 @@ ONES = ("zero one two three four five six seven eight nine ten eleven twelve thi
 TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _PLAIN_NUMBER = re.compile(r"([-+]?)\$?([1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*|0)(\.\d+)?|([-+]?)\.(\d+)")
 _FRACTION = re.compile(r"([-+]?)(?:(\d+)\s+)?(\d+)\s*/\s*(\d+)")
-_LATEX_FRACTION = re.compile(r"([-+]?)\\[dt]?frac\s*\{\s*(\d+)\s*\}\s*\{\s*(\d+)\s*\}")
+_SIGNED_LATEX_FRAC = re.compile(r"([-+]?)" + _LATEX_FRAC.pattern)
 
 
 def terminating(x: Fraction, places: int = 4) -> bool:
@@ -411,11 +411,11 @@ def number_value(answer: str | None) -> Fraction | None:
         if m[5] is not None:
             return Fraction(f"{m[4]}0.{m[5]}")
         return Fraction(m[1] + m[2].replace(",", "") + (m[3] or ""))
-    if m := _FRACTION.fullmatch(s) or _LATEX_FRACTION.fullmatch(s):
-        whole, num, den = (int(m[2] or 0), int(m[3]), int(m[4])) if m.re is _FRACTION else (0, int(m[2]), int(m[3]))
-        if not den:
+    if m := _FRACTION.fullmatch(s) or _SIGNED_LATEX_FRAC.fullmatch(s):
+        whole, num, den = (m[2] or 0, m[3], m[4]) if m.re is _FRACTION else (0, m[2], m[3])
+        if not Fraction(den):
             return None
-        value = whole + Fraction(num, den)
+        value = Fraction(whole) + Fraction(num) / Fraction(den)
         return -value if m[1] == "-" else value
     value = _words_value(s)
     return Fraction(value) if value is not None else None

@@ -1,8 +1,7 @@
 import random
+from fractions import Fraction
 
 import pytest
-
-from fractions import Fraction
 
 from bertjudge.extract import (boxed, concluding_statement, extract_answer, final_answer, fmt, normalize_answer,
                                number_value, option_letter)

@@ -3,6 +3,7 @@
 import json
 import shutil
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ from bertjudge.api import Judge
 from bertjudge.formats import JudgeFormat
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.records import normalize
+
+REPO = Path(__file__).resolve().parents[1]
 
 ROWS = [normalize({"question": "What is 2+3?", "candidate": c, "reference": "5"}) for c in ("5", "It is 6.")]
 AUTHORS_FORMAT = {"order": "QCR", "markers": "markers", "truncation": "left", "max_length": 512}
@@ -91,7 +94,7 @@ def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, 
     assert "minilm-l6.quickstart" in own
     for name, e in own.items():  # built by a recipe in this repository, exported to runs/
         assert e["source"].startswith("file://../runs/") and e["provenance"]["recipe"].startswith("configs/")
-        recipe = yaml.safe_load(open(e["provenance"]["recipe"].split()[0]))
+        recipe = yaml.safe_load((REPO / e["provenance"]["recipe"].split()[0]).read_text())
         trained = JudgeFormat.from_dict(recipe["model"]["init_args"]["format"])
         assert JudgeFormat.from_dict(e["format"]) == trained, f"{name}: the registry's format is not its recipe's"
     relative = entry("file://built/judge", build="make quickstart")
