@@ -27,7 +27,7 @@ def binary_metrics(probs: torch.Tensor, target: torch.Tensor, threshold: float =
 class GroupedBinaryMetrics(Metric):
     """Binary judge metrics overall and per value of each grouping (task, category, …).
 
-    ``update(probs, target, groups)`` takes one integer tensor per grouping; ``compute()`` returns
+    ``update(probs, target, groups)`` takes one integer tensor per grouping (-1: not in it); ``compute()`` returns
     ``{"acc": …, "auroc": …, "ece": …, "acc/task=gsm8k": …, …}`` using ``names[grouping][id]``.
     States are concatenated across processes, so the figures are exact under DDP.
     """
@@ -58,6 +58,8 @@ class GroupedBinaryMetrics(Metric):
         for grouping, names in self.names.items():
             ids = self._cat(getattr(self, f"group_{grouping}"))
             for gid in ids.unique().tolist():
+                if gid < 0:  # a row outside this grouping (no attack tag, say)
+                    continue
                 mask = ids == gid
                 for key, value in binary_metrics(probs[mask], target[mask], self.threshold).items():
                     out[f"{key}/{grouping}={names[gid]}"] = value

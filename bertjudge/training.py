@@ -6,7 +6,6 @@ checkpoint is tested on the test sources (when given) and exported as a judge fo
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,7 +22,7 @@ class JudgeCLI(LightningCLI):
         parser.add_argument("--export_dir", type=str | None, default=None,
                             help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)")
         parser.add_argument("--test_after_fit", type=bool, default=True,
-                            help="after fit, report the best checkpoint's metrics on data.test")
+                            help="after fit, report the best checkpoint's metrics on data.test (and data.adversarial)")
         parser.add_argument("--calibrate", type=bool, default=True,
                             help="after fit, fit the judge's temperature on data.val (saved in judge.json)")
 
@@ -39,8 +38,8 @@ class JudgeCLI(LightningCLI):
         calibration = calibrate(model, data.records.get("val", [])) if config.calibrate else {}
         metrics = {}
         if config.test_after_fit and data.sources["test"]:
-            results = trainer.test(model, datamodule=data)
-            metrics = {k: float(v) for k, v in results[0].items()} if results else {}
+            results = trainer.test(model, datamodule=data, verbose=False)  # metrics_table prints them
+            metrics = {k: float(v) for suite in results for k, v in suite.items()}  # one dict per test suite
         if not trainer.is_global_zero:
             return
         model.provenance.update(
@@ -48,15 +47,34 @@ class JudgeCLI(LightningCLI):
             mixture=data.mixture, best_checkpoint=best, recipe=_recipe(model, data, trainer),
             calibration=calibration,
         )
-        overall = {k: v for k, v in metrics.items() if k.count("/") == 1}  # test/acc, not per task
+        overall = {k: v for k, v in metrics.items() if k.count("/") == 1}  # test/acc, adversarial/acc: not per group
         folder = Path(config.export_dir or Path(trainer.default_root_dir) / "judge")
         model.export(folder, metrics=overall)
         print(f"exported the judge to {folder}")
         if calibration:
             print(f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} val rows: "
                   f"ECE {calibration['ece_before']:.4f} -> {calibration['ece_after']:.4f}")
-        if overall:
-            print(json.dumps({k: round(v, 4) for k, v in overall.items()}, indent=2))
+        if metrics:
+            print(metrics_table(metrics))
+
+    def after_test(self) -> None:
+        if self.trainer.is_global_zero:
+            print(metrics_table({k: float(v) for k, v in self.trainer.callback_metrics.items()}))
+
+
+def metrics_table(metrics: dict[str, float]) -> str:
+    """Evaluation metrics as one row per suite and group (all, category=…, task=…, attack=…)."""
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    for key, value in metrics.items():
+        suite, name, *group = key.split("/", 2)
+        if name in ("acc", "auroc", "ece"):
+            rows.setdefault((suite, group[0] if group else "all"), {})[name] = value
+    width = max((len(group) for _, group in rows), default=5)
+    lines = [f"{'suite':<12} {'group':<{width}}    acc  auroc    ece"]
+    for suite, group in sorted(rows, key=lambda r: (r[0] != "test", r[0], r[1] != "all", r[1])):
+        cells = [f"{rows[suite, group][m]:.4f}" if m in rows[suite, group] else "     -" for m in ("acc", "auroc", "ece")]
+        lines.append(f"{suite:<12} {group:<{width}} " + " ".join(cells))
+    return "\n".join(lines)
 
 
 def calibrate(model: JudgeModule, records: list[dict]) -> dict:

@@ -57,6 +57,34 @@ def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
     assert isinstance(cli.model, EncoderJudge)
 
 
+def test_test_reports_the_adversarial_suite_apart_and_per_attack(tiny_backbone, tmp_path, capsys):
+    from bertjudge.data import corpus
+
+    suite = "embedded:adversarial?n=56"
+    cli = run_lightning_cli([
+        "test", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
+        "--data.test=[embedded:test?n=16]", f"--data.adversarial=[{suite}]", "--trainer.logger=false",
+        "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={tmp_path}",
+    ])
+    logged = {k: float(v) for k, v in cli.trainer.callback_metrics.items()}
+    assert "test/acc" in logged and not any("dataloader_idx" in k for k in logged)
+    assert not any(k.startswith("test/") and "attack=" in k for k in logged)  # the held-out split has none
+    # every attack's pass rate, recomputed from the judge's own scores on the suite's rows
+    rows = corpus.generate("adversarial", 56)
+    correct = (cli.model.score_records(rows) >= 0.5) == np.array([r["label"] for r in rows])
+    attacks = sorted({r["meta"]["attack"] for r in rows})
+    assert attacks == sorted(corpus.ATTACKS)
+    for attack in attacks:
+        mine = [ok for ok, r in zip(correct, rows) if r["meta"]["attack"] == attack]
+        assert logged[f"adversarial/acc/attack={attack}"] == pytest.approx(np.mean(mine), abs=1e-6)
+    assert logged["adversarial/acc"] == pytest.approx(correct.mean(), abs=1e-6)
+    # and a table of them is printed: one row per suite and group
+    printed = [line.split() for line in capsys.readouterr().out.splitlines()]
+    row = next(cells for cells in printed if cells[:2] == ["adversarial", "attack=wrong_unit"])
+    assert float(row[2]) == pytest.approx(logged["adversarial/acc/attack=wrong_unit"], abs=1e-4)
+    assert ["test", "all"] in [cells[:2] for cells in printed]
+
+
 def test_trainer_configs_parse():
     for name in ("cpu", "ddp"):
         config = yaml.safe_load((ROOT / f"configs/trainer/{name}.yaml").read_text())
@@ -71,13 +99,14 @@ def test_fit_exports_a_judge_that_scores_like_the_trained_module(tiny_backbone, 
         "fit", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
         "--model.format.order=QCAR", "--model.lr=1e-3", "--model.effective_batch_size=16",
         f"--data.train=[{data}]", f"--data.val=[{data}]", f"--data.test=[{data}]", "--data.batch_size=8",
-        "--trainer.max_epochs=2", "--trainer.logger=false", "--trainer.enable_progress_bar=false",
+        "--data.adversarial=[embedded:adversarial?n=28]", "--trainer.max_epochs=2", "--trainer.logger=false", "--trainer.enable_progress_bar=false",
         f"--trainer.default_root_dir={tmp_path / 'run'}",
     ])
     assert cli.trainer.accumulate_grad_batches == 2  # effective batch 16 from device batch 8
     folder = tmp_path / "run" / "judge"
     config = json.loads((folder / "judge.json").read_text())
     assert config["format"]["order"] == "QCAR" and 0 <= config["metrics"]["test/acc"] <= 1
+    assert 0 <= config["metrics"]["adversarial/acc"] <= 1 and "adversarial/acc/attack=hedge" not in config["metrics"]
     calibration = config["provenance"]["calibration"]
     assert calibration["rows"] == 40 and config["temperature"] == calibration["temperature"] != 1.0
     assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()

@@ -88,6 +88,8 @@ class JudgeDataModule(L.LightningDataModule):
     Args:
         train, val, test, predict: sources for each stage (see ``bertjudge.data.sources``):
             ``embedded:train?n=20000``, ``hf:hgissbkh/BERTJudge-Dataset?configs=gsm8k``, file or folder paths.
+        adversarial: sources of a stress suite whose rows carry ``meta['attack']`` (``embedded:adversarial``),
+            tested beside ``test`` and reported apart: ``adversarial/acc`` and ``adversarial/acc/attack=<kind>``.
         mixture: training rows per task and candidate model, ``{task: {model: count}}``; ``*`` is
             a wildcard (as the authors' ``training_mix``). None takes every training row.
         batch_size: the device batch for training (the judge's ``effective_batch_size`` sets
@@ -101,20 +103,27 @@ class JudgeDataModule(L.LightningDataModule):
 
     def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
                  test: list[str] | None = None, predict: list[str] | None = None,
-                 mixture: dict[str, dict[str, int]] | None = None, batch_size: int = 16,
+                 adversarial: list[str] | None = None, mixture: dict[str, dict[str, int]] | None = None, batch_size: int = 16,
                  eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0, curriculum: float = 0.0):
         super().__init__()
-        self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or []}
+        self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or [],
+                        "adversarial": adversarial or []}
         self.mixture, self.seed, self.curriculum = mixture, seed, curriculum
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.records: dict[str, list[dict]] = {}
         self.task_names: list[str] = []
+        self.attack_names: list[str] = []
+
+    @property
+    def test_suites(self) -> list[str]:
+        """The test stage's splits, one dataloader each, in order."""
+        return ["test"] + (["adversarial"] if self.sources["adversarial"] else [])
 
     def prepare_data(self) -> None:
         pass  # sources are read in setup: every process reads its own copy (files, or seeded generation)
 
     def setup(self, stage: str) -> None:
-        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",), "predict": ("predict",)}[stage]
+        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": self.test_suites, "predict": ("predict",)}[stage]
         for split in wanted:
             if split in self.records:
                 continue
@@ -134,6 +143,8 @@ class JudgeDataModule(L.LightningDataModule):
             self.records[split] = records
         tasks = {r["task"] for rows in self.records.values() for r in rows}
         self.task_names = sorted(tasks | set(self.task_names))
+        attacks = {(r.get("meta") or {}).get("attack") for rows in self.records.values() for r in rows}
+        self.attack_names = sorted((attacks - {None}) | set(self.attack_names))
 
     def _loader(self, split: str, train: bool = False) -> DataLoader:
         encoder = self.trainer.lightning_module.encoder
@@ -142,7 +153,7 @@ class JudgeDataModule(L.LightningDataModule):
                                        easy_first=self.curriculum) if train else None
         return DataLoader(
             records, batch_size=self.batch_size if train else self.eval_batch_size, sampler=sampler,
-            num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names),
+            num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names, self.attack_names),
             persistent_workers=self.num_workers > 0,
         )
 
@@ -152,8 +163,9 @@ class JudgeDataModule(L.LightningDataModule):
     def val_dataloader(self) -> DataLoader:
         return self._loader("val") if "val" in self.records else []
 
-    def test_dataloader(self) -> DataLoader:
-        return self._loader("test")
+    def test_dataloader(self) -> DataLoader | list[DataLoader]:
+        loaders = [self._loader(split) for split in self.test_suites]
+        return loaders if len(loaders) > 1 else loaders[0]
 
     def predict_dataloader(self) -> DataLoader:
         return self._loader("predict")

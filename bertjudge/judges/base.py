@@ -2,7 +2,7 @@
 
 A subclass provides ``encoder`` (records -> token ids, see ``formats.Encoder``), ``forward(batch)``
 returning one logit per example, and ``save_weights(folder)`` / ``from_export(folder)``. The base
-gives one loss, one metrics path (per stage, task and category), one ``predict_step``, the
+gives one loss, one metrics path (per stage, task, category and attack), one ``predict_step``, the
 optimizer recipe, batched scoring for the API, and export to a folder with ``judge.json``.
 """
 
@@ -30,11 +30,16 @@ JUDGE_FILE = "judge.json"
 
 
 class Collator:
-    """Pads a list of records into a batch (dynamic padding to the longest row)."""
+    """Pads a list of records into a batch (dynamic padding to the longest row).
 
-    def __init__(self, encoder, task_names: list[str] | None = None):
+    ``task`` and ``attack`` (``meta['attack']``, the adversarial suite's tag) are indices into
+    ``task_names`` and ``attack_names``, -1 for a row outside them.
+    """
+
+    def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None):
         self.encoder = encoder
         self.task_index = {name: i for i, name in enumerate(task_names or [])}
+        self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
 
     def __call__(self, records: list[dict]) -> dict:
         ids = self.encoder.encode_many(records)
@@ -51,6 +56,7 @@ class Collator:
             "labels": torch.tensor(labels, dtype=torch.float),
             "task": torch.tensor([self.task_index.get(r["task"], -1) for r in records]),
             "category": torch.tensor([CATEGORIES.index(r["category"]) for r in records]),
+            "attack": torch.tensor([self.attack_index.get((r.get("meta") or {}).get("attack"), -1) for r in records]),
             "ids": [r["id"] for r in records],
         }
 
@@ -102,8 +108,9 @@ class JudgeModule(ScoresLists, L.LightningModule):
     # --- training ----------------------------------------------------------------------------
     def setup(self, stage: str) -> None:
         dm = getattr(self.trainer, "datamodule", None)
-        names = {"task": list(getattr(dm, "task_names", [])), "category": list(CATEGORIES)}
-        for split in ("val", "test"):
+        names = {"task": list(getattr(dm, "task_names", [])), "category": list(CATEGORIES),
+                 "attack": list(getattr(dm, "attack_names", []))}
+        for split in ("val", "test", "adversarial"):
             self.stage_metrics[split] = GroupedBinaryMetrics(names, self.threshold)
         if stage == "fit" and self.effective_batch_size and dm is not None:
             per_step = dm.batch_size * self.trainer.world_size
@@ -124,13 +131,15 @@ class JudgeModule(ScoresLists, L.LightningModule):
         # a NaN logit is a judgment the judge could not give (an unparsed reasoning verdict):
         # counted and reported, never scored as wrong
         parsed, n = ~torch.isnan(logits), len(batch["ids"])
-        self.log(f"{split}/unparsed", (~parsed).sum().float(), reduce_fx="sum", batch_size=n, sync_dist=True)
-        self.log(f"{split}/unparsed_rate", (~parsed).float().mean(), batch_size=n, sync_dist=True)
+        # the split names the metrics, so several test suites (dataloaders) log apart without a suffix
+        log = dict(sync_dist=True, add_dataloader_idx=False)
+        self.log(f"{split}/unparsed", (~parsed).sum().float(), reduce_fx="sum", batch_size=n, **log)
+        self.log(f"{split}/unparsed_rate", (~parsed).float().mean(), batch_size=n, **log)
         if parsed.any():
             loss = F.binary_cross_entropy_with_logits(logits[parsed], labels[parsed])
-            self.log(f"{split}/loss", loss, batch_size=int(parsed.sum()), sync_dist=True)
-            self.stage_metrics[split].update(self.probabilities(logits[parsed]), labels[parsed],
-                                             {"task": batch["task"][parsed], "category": batch["category"][parsed]})
+            self.log(f"{split}/loss", loss, batch_size=int(parsed.sum()), **log)
+            groups = {key: batch[key][parsed] for key in ("task", "category", "attack")}
+            self.stage_metrics[split].update(self.probabilities(logits[parsed]), labels[parsed], groups)
 
     def _eval_epoch_end(self, split: str) -> None:
         metric = self.stage_metrics[split]
@@ -147,14 +156,20 @@ class JudgeModule(ScoresLists, L.LightningModule):
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         self._eval_step(batch, "val")
 
-    def test_step(self, batch: dict, batch_idx: int) -> None:
-        self._eval_step(batch, "test")
+    def test_step(self, batch: dict, batch_idx: int, dataloader_idx: int = 0) -> None:
+        self._eval_step(batch, self._test_suites()[dataloader_idx])
+
+    def _test_suites(self) -> list[str]:
+        """The test dataloaders' names: ``test``, then ``adversarial`` when the data has that suite."""
+        dm = getattr(self.trainer, "datamodule", None)
+        return list(getattr(dm, "test_suites", ["test"]))
 
     def on_validation_epoch_end(self) -> None:
         self._eval_epoch_end("val")
 
     def on_test_epoch_end(self) -> None:
-        self._eval_epoch_end("test")
+        for suite in self._test_suites():
+            self._eval_epoch_end(suite)
 
     def predict_step(self, batch: dict, batch_idx: int) -> dict:
         logits = self(batch)
