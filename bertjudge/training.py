@@ -72,7 +72,8 @@ def metrics_table(metrics: dict[str, float]) -> str:
     width = max((len(group) for _, group in rows), default=5)
     lines = [f"{'suite':<12} {'group':<{width}}    acc  auroc    ece"]
     for suite, group in sorted(rows, key=lambda r: (r[0] != "test", r[0], r[1] != "all", r[1])):
-        cells = [f"{rows[suite, group][m]:.4f}" if m in rows[suite, group] else "     -" for m in ("acc", "auroc", "ece")]
+        values = rows[suite, group]
+        cells = [f"{values[m]:.4f}" if m in values else "     -" for m in ("acc", "auroc", "ece")]
         lines.append(f"{suite:<12} {group:<{width}} " + " ".join(cells))
     return "\n".join(lines)
 

@@ -99,14 +99,16 @@ def test_fit_exports_a_judge_that_scores_like_the_trained_module(tiny_backbone, 
         "fit", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
         "--model.format.order=QCAR", "--model.lr=1e-3", "--model.effective_batch_size=16",
         f"--data.train=[{data}]", f"--data.val=[{data}]", f"--data.test=[{data}]", "--data.batch_size=8",
-        "--data.adversarial=[embedded:adversarial?n=28]", "--trainer.max_epochs=2", "--trainer.logger=false", "--trainer.enable_progress_bar=false",
+        "--data.adversarial=[embedded:adversarial?n=28]", "--trainer.max_epochs=2", "--trainer.logger=false",
+        "--trainer.enable_progress_bar=false",
         f"--trainer.default_root_dir={tmp_path / 'run'}",
     ])
     assert cli.trainer.accumulate_grad_batches == 2  # effective batch 16 from device batch 8
     folder = tmp_path / "run" / "judge"
     config = json.loads((folder / "judge.json").read_text())
     assert config["format"]["order"] == "QCAR" and 0 <= config["metrics"]["test/acc"] <= 1
-    assert 0 <= config["metrics"]["adversarial/acc"] <= 1 and "adversarial/acc/attack=hedge" not in config["metrics"]
+    metrics = config["metrics"]
+    assert 0 <= metrics["adversarial/acc"] <= 1 and "adversarial/acc/attack=hedge" not in metrics
     calibration = config["provenance"]["calibration"]
     assert calibration["rows"] == 40 and config["temperature"] == calibration["temperature"] != 1.0
     assert (folder / "model.safetensors").is_file() and (folder / "README.md").is_file()

@@ -103,8 +103,9 @@ class JudgeDataModule(L.LightningDataModule):
 
     def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
                  test: list[str] | None = None, predict: list[str] | None = None,
-                 adversarial: list[str] | None = None, mixture: dict[str, dict[str, int]] | None = None, batch_size: int = 16,
-                 eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0, curriculum: float = 0.0):
+                 adversarial: list[str] | None = None, mixture: dict[str, dict[str, int]] | None = None,
+                 batch_size: int = 16, eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0,
+                 curriculum: float = 0.0):
         super().__init__()
         self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or [],
                         "adversarial": adversarial or []}
@@ -123,7 +124,8 @@ class JudgeDataModule(L.LightningDataModule):
         pass  # sources are read in setup: every process reads its own copy (files, or seeded generation)
 
     def setup(self, stage: str) -> None:
-        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": self.test_suites, "predict": ("predict",)}[stage]
+        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": self.test_suites,
+                  "predict": ("predict",)}[stage]
         for split in wanted:
             if split in self.records:
                 continue
