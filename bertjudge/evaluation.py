@@ -162,9 +162,14 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
                                     "accuracy": calibration.accuracy_at_thresholds(score, labels, grid).tolist()},
                 "oracle_threshold": best, "oracle_accuracy": best_acc,
                 "oracle_threshold_by_category": calibration.best_thresholds_by(score, labels, groups["category"]),
+                "ece_if_calibrated": calibration.ece_if_calibrated(score, labels, n_bins, seed=seed),
                 "ece_by_data": {str(g): calibration.expected_calibration_error(score[groups["data"] == g],
                                                                               labels[groups["data"] == g], n_bins)
                                 for g in sorted(set(groups["data"]))},
+                "ece_if_calibrated_by_data": {
+                    str(g): calibration.ece_if_calibrated(score[groups["data"] == g], labels[groups["data"] == g],
+                                                          n_bins, seed=seed)
+                    for g in sorted(set(groups["data"]))},
             }
             if name in (uncalibrated or {}):
                 result["calibration"]["ece_uncalibrated"] = calibration.expected_calibration_error(
@@ -200,6 +205,18 @@ def _f(value, digits: int = 3) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
+ECE_NOTE = ("ECE (calibrated: mean / 95th percentile, p) compares the ECE with that of the same scores when "
+            "calibrated (labels drawn from the judge's own P(correct)): binned ECE is biased upward on small sets, "
+            "and a p-value above 0.05 means the rows cannot tell this judge from a calibrated one.")
+
+
+def _ece(ece: float | None, if_calibrated: dict | None) -> str:
+    if not if_calibrated or ece is None:
+        return _f(ece)
+    return (f"{_f(ece)} (calibrated: {_f(if_calibrated['mean'])} / {_f(if_calibrated['q95'])}, "
+            f"p {_f(if_calibrated['p_value'], 2)})")
+
+
 def _acc(stats: dict | None) -> str:
     if not stats:
         return "–"
@@ -233,9 +250,10 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
     lines += ["## Overall", "", *_table(header, rows)]
     files = sorted({k for res in judges.values() for k in res.get("calibration", {}).get("ece_by_data", {})})
     if len(files) > 1:
-        rows = [[n, *(_f(judges[n]["calibration"]["ece_by_data"][f]) for f in files)]
+        rows = [[n, *(_ece(judges[n]["calibration"]["ece_by_data"][f],
+                           judges[n]["calibration"].get("ece_if_calibrated_by_data", {}).get(f)) for f in files)]
                 for n in names if "calibration" in judges[n]]
-        lines += ["## ECE by data file", "", *_table(["judge", *files], rows)]
+        lines += ["## ECE by data file", "", ECE_NOTE, "", *_table(["judge", *files], rows)]
     for grouping in GROUPINGS:
         keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]})
         rows = [[k, str(judges[names[0]][f"by_{grouping}"][k]["n"])] +
@@ -259,13 +277,15 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
                   f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}", "", *_table(header, rows)]
     probabilistic = [n for n in names if "calibration" in judges[n]]
     if probabilistic:
-        rows = [[n, _f(judges[n]["calibration"]["ece"]), _f(judges[n]["calibration"].get("ece_uncalibrated")),
+        rows = [[n, _ece(judges[n]["calibration"]["ece"], judges[n]["calibration"].get("ece_if_calibrated")),
+                 _f(judges[n]["calibration"].get("ece_uncalibrated")),
                  _f(judges[n]["threshold"]),
                  _acc(judges[n]["overall"]), _f(judges[n]["calibration"]["oracle_threshold"]),
                  _f(judges[n]["calibration"]["oracle_accuracy"]),
                  ", ".join(f"{c} {_f(t)}" for c, t in judges[n]["calibration"]["oracle_threshold_by_category"].items())]
                 for n in probabilistic]
-        lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound).", "",
+        lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound). "
+                  + ECE_NOTE, "",
                   *_table(["judge", "ECE (15 bins)", "ECE before temperature", "threshold", "accuracy", "oracle threshold", "oracle accuracy",
                             "oracle threshold by category"], rows)]
     routed = [n for n in names if "routing" in judges[n]]

@@ -5,6 +5,7 @@ from bertjudge.calibration import (
     accuracy_at_thresholds,
     best_threshold,
     best_thresholds_by,
+    ece_if_calibrated,
     expected_calibration_error,
     fit_temperature,
     plot_reliability,
@@ -51,6 +52,24 @@ def test_ece_of_calibrated_scores_is_small():
     probs = rng.random(50000)
     labels = (rng.random(50000) < probs).astype(int)
     assert expected_calibration_error(probs, labels) < 0.02
+
+
+def test_ece_if_calibrated_is_the_ece_of_calibrated_labels_and_flags_miscalibration():
+    rng = np.random.default_rng(3)
+    for n in (400, 6400):
+        probs = rng.random(n)
+        calibrated = (rng.random(n) < probs).astype(int)
+        band = ece_if_calibrated(probs, calibrated, n_samples=500)
+        # the band is the torchmetrics ECE of labels drawn from the scores themselves
+        drawn = [expected_calibration_error(probs, (rng.random(n) < probs).astype(int)) for _ in range(200)]
+        assert band["mean"] == pytest.approx(np.mean(drawn), rel=0.08)
+        assert band["mean"] < band["q95"]
+        assert band["p_value"] > 0.05  # calibrated labels are not flagged
+        # labels from sqrt(p): the scores are too low everywhere, and the observed ECE is beyond every draw
+        assert ece_if_calibrated(probs, (rng.random(n) < np.sqrt(probs)).astype(int), n_samples=500)["p_value"] == 1 / 501
+        if n == 400:
+            small = band["mean"]
+    assert band["mean"] < 0.35 * small  # the upward bias shrinks ~1/sqrt(rows): 16x rows, ~1/4 the ECE
 
 
 def test_best_threshold_and_accuracy_curve():

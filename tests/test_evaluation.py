@@ -142,6 +142,9 @@ def test_probabilistic_judge_gets_calibration(regex_run):
 
     assert enc["calibration"]["ece"] == pytest.approx(expected_calibration_error(probs, labels))
     assert enc["calibration"]["oracle_accuracy"] == 1.0
+    band = enc["calibration"]["ece_if_calibrated"]
+    assert 0 < band["mean"] < band["q95"] and 0 < band["p_value"] <= 1
+    assert set(enc["calibration"]["ece_if_calibrated_by_data"]) == set(enc["calibration"]["ece_by_data"])
     assert set(enc["calibration"]["oracle_threshold_by_category"]) == {"open_math", "multiple_choice"}
 
 
@@ -160,6 +163,8 @@ def test_write_report_files(regex_run, tmp_path):
                     "Δ parse fail", "## Calibration", "## Adversarial suites", "hedging", "ρ=0.95",
                     "![reliability](reliability.png)"):
         assert section in markdown
+    band = report["judges"]["enc"]["calibration"]["ece_if_calibrated"]
+    assert f"(calibrated: {band['mean']:.3f} / {band['q95']:.3f}, p {band['p_value']:.2f})" in markdown
 
 
 def test_unlabelled_file_is_refused_by_name(tmp_path):
