@@ -33,6 +33,12 @@ def expected_calibration_error(probs, labels, n_bins: int = 15) -> float:
     return float(binary_calibration_error(probs, labels, n_bins=n_bins, norm="l1"))
 
 
+def _bin_index(probs: np.ndarray, n_bins: int) -> np.ndarray:
+    """The equal-width bin of each score, [lo, hi) with 1.0 in the last bin, as torchmetrics bins them."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.clip(np.searchsorted(edges, probs, side="right") - 1, 0, n_bins - 1)
+
+
 def ece_if_calibrated(probs, labels=None, n_bins: int = 15, n_samples: int = 1000, seed: int = 0) -> dict[str, float]:
     """How large the binned ECE of these scores is when they *are* calibrated (consistency resampling,
     Bröcker & Smith 2007): labels drawn from the judge's own P(correct), ``n_samples`` times.
@@ -42,9 +48,7 @@ def ece_if_calibrated(probs, labels=None, n_bins: int = 15, n_samples: int = 100
     and 95th percentile of the simulated ECEs and, given ``labels``, the observed ECE's p-value (the
     fraction of simulated ECEs at least as large, with the +1 correction)."""
     probs = np.clip(np.asarray(probs, dtype=np.float64), 0.0, 1.0)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    index = np.clip(np.searchsorted(edges, probs, side="right") - 1, 0, n_bins - 1)  # as torchmetrics
-    one_hot = np.eye(n_bins)[index]  # (rows, bins)
+    one_hot = np.eye(n_bins)[_bin_index(probs, n_bins)]  # (rows, bins)
 
     def binned_ece(label_rows: np.ndarray) -> np.ndarray:  # (samples, rows) -> (samples,)
         return np.abs((probs - label_rows) @ one_hot).sum(axis=1) / len(probs)
@@ -63,8 +67,7 @@ def ece_if_calibrated(probs, labels=None, n_bins: int = 15, n_samples: int = 100
 def reliability(probs, labels, n_bins: int = 15) -> dict[str, list]:
     """Reliability-diagram data per equal-width bin: edges, count, mean predicted P, frequency of label 1."""
     probs, labels = np.asarray(probs, dtype=float), np.asarray(labels, dtype=float)
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
-    index = np.clip(np.searchsorted(edges, probs, side="right") - 1, 0, n_bins - 1)  # [lo, hi), as torchmetrics
+    edges, index = np.linspace(0.0, 1.0, n_bins + 1), _bin_index(probs, n_bins)
     counts = np.bincount(index, minlength=n_bins)
     with np.errstate(invalid="ignore"):
         mean_pred = np.bincount(index, probs, n_bins) / counts
