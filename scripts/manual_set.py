@@ -54,17 +54,25 @@ def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
             f.writelines(json.dumps(_todo(r), ensure_ascii=False) + "\n" for r in records[i::parts])
 
 
+def _labels(folder: Path) -> dict[str, dict]:
+    return {row["id"]: row for path in sorted(folder.glob("*.labels.jsonl"))
+            for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
 def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0,
          splits: tuple[str, ...] = ("test", "val"), unlabelled: bool = False, per_problem: int = 2,
-         parts: int = PARTS, name: str = "champ", exclude: Path | None = None, smollm2_parts: int = 2) -> None:
+         parts: int = PARTS, name: str = "champ", exclude: list[Path] | None = None, smollm2_parts: int = 2,
+         smollm2_per_item: int | None = None, skip_wrong_references: bool = False) -> None:
     """Sample CHAMP rows of ``splits`` (only those the rules left unlabelled with ``unlabelled``),
     at most ``per_problem`` solutions per problem and model, ``per_model`` per model; none labelled in
-    ``exclude`` (a folder of ``*.labels.jsonl``: a second round)."""
+    ``exclude`` (folders of ``*.labels.jsonl``: a later round), none of a problem in
+    ``WRONG_REFERENCES`` with ``skip_wrong_references`` (``build`` leaves them out). Generated rows:
+    all, or ``smollm2_per_item`` drawn per question."""
     rng = random.Random(seed)
-    done = {json.loads(line)["id"] for path in sorted(exclude.glob("*.labels.jsonl"))
-            for line in path.read_text(encoding="utf-8").splitlines()} if exclude else set()
+    done = {i for folder in exclude or () for i in _labels(folder)}
     rows = [r for r in read_records(champ) if r["split"] in splits and not r["meta"].get("truncated")
-            and not (unlabelled and r["label"] is not None) and r["id"] not in done]
+            and not (unlabelled and r["label"] is not None) and r["id"] not in done
+            and not (skip_wrong_references and r["meta"]["problem"] in WRONG_REFERENCES)]
     by_model = collections.defaultdict(list)
     for rec in rows:
         by_model[rec["candidate_model"]].append(rec)
@@ -81,8 +89,16 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
     out.mkdir(parents=True, exist_ok=True)
     _write_parts(out, name, picked, parts)
     if smollm2:
-        recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)]
+        recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)
+                if r["id"] not in done]
         rng.shuffle(recs)
+        if smollm2_per_item:  # the first smollm2_per_item rows of each question after the shuffle
+            taken, kept = collections.Counter(), []
+            for rec in recs:
+                taken[rec["meta"]["item"]] += 1
+                if taken[rec["meta"]["item"]] <= smollm2_per_item:
+                    kept.append(rec)
+            recs = kept
         _write_parts(out, "smollm2", recs, smollm2_parts)
     print(f"wrote {len(picked)} CHAMP rows in {parts} parts{' and the SmolLM2 rows' if smollm2 else ''} to {out}")
 
@@ -107,8 +123,10 @@ def training_split(problem: str, val_percent: int) -> str:
     return "val" if bucket(problem) < val_percent else "train"
 
 
-def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None) -> None:
-    """Merge the labels; split "test" (an evaluation set) or, with ``val_percent``, train/val by problem."""
+def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None,
+          extend: Path | None = None) -> None:
+    """Merge the labels; split "test" (an evaluation set) or, with ``val_percent``, train/val by problem.
+    ``extend``: a set built before whose rows come first, as they are (a larger version of it)."""
     labels = {}
     for path in sorted(labels_dir.glob("*.labels.jsonl")):
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -137,11 +155,38 @@ def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None =
                 "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
         split = "test" if val_percent is None else training_split(problem or rec["meta"]["item"], val_percent)
         records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": split, "meta": meta})
+    if extend:
+        earlier = list(read_records(extend))
+        repeated = {r["id"] for r in earlier} & {r["id"] for r in records}
+        if repeated:
+            raise ValueError(f"{len(repeated)} rows are in {extend} already, e.g. {sorted(repeated)[0]}")
+        records = earlier + records
     write_records(out, records)
     counts = collections.Counter((r["split"], r["task"], r["candidate_model"], r["label"]) for r in records)
     for key, n in sorted(counts.items()):
         print(*key, n)
     print(f"wrote {len(records)} rows to {out}; left out: {dict(dropped)}")
+
+
+def agree(first: Path, second: Path, out: Path | None = None) -> None:
+    """How often two independent readings of the same rows agree (and Cohen's kappa); the rows they
+    disagree on, both readings side by side, to ``out`` for a third reader to settle."""
+    import torch
+    from torchmetrics.functional import cohen_kappa
+
+    a, b = _labels(first), _labels(second)
+    both = sorted(a.keys() & b.keys())
+    if not both:
+        raise ValueError(f"no row is labelled in both {first} and {second}")
+    x, y = (torch.tensor([labels[i]["label"] for i in both]) for labels in (a, b))
+    split = [i for i in both if a[i]["label"] != b[i]["label"]]
+    kappa = cohen_kappa(x, y, task="binary").item()
+    print(f"{len(both)} rows read twice: agree on {len(both) - len(split)} ({1 - len(split) / len(both):.1%}), "
+          f"Cohen's kappa {kappa:.3f}; labelled 1: {int(x.sum())} / {int(y.sum())}; {len(split)} disagreements")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps({"id": i, "first": a[i], "second": b[i]}, ensure_ascii=False) + "\n"
+                         for i in split)
 
 
 def main(argv: list[str]) -> int:
@@ -159,7 +204,11 @@ def main(argv: list[str]) -> int:
     p.add_argument("--parts", type=int, default=PARTS)
     p.add_argument("--name", default="champ", help="file name prefix of the parts")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--exclude", type=Path, help="a folder of *.labels.jsonl whose rows are not sampled again")
+    p.add_argument("--exclude", type=Path, action="append",
+                   help="a folder of *.labels.jsonl whose rows are not sampled again (repeatable)")
+    p.add_argument("--smollm2-per-item", type=int, help="at most this many generated rows per question (drawn)")
+    p.add_argument("--skip-wrong-references", action="store_true",
+                   help="no CHAMP problem of WRONG_REFERENCES (build leaves them out anyway)")
     b = sub.add_parser("build", help="merge the labels into the set")
     b.add_argument("--pool", required=True, type=Path,
                    help="the pool folder, or a `champ --keep-unlabelled` file to take the labelled rows from")
@@ -167,13 +216,21 @@ def main(argv: list[str]) -> int:
     b.add_argument("--out", required=True, type=Path)
     b.add_argument("--val-percent", type=int, help="a training set: train/val by problem, this %% in val "
                    "(default: an evaluation set, every row in split test)")
+    b.add_argument("--extend", type=Path, help="an earlier built set whose rows come first, as they are")
+    g = sub.add_parser("agree", help="agreement of two independent readings of the same rows")
+    g.add_argument("first", type=Path, help="a folder of *.labels.jsonl")
+    g.add_argument("second", type=Path, help="another reader's folder")
+    g.add_argument("--out", type=Path, help="write the disagreements here (JSON lines)")
     args = parser.parse_args(argv)
     if args.command == "pool":
         pool(args.champ, args.smollm2, args.out, per_model=args.per_model, splits=tuple(args.splits.split(",")),
              unlabelled=args.unlabelled, per_problem=args.per_problem, parts=args.parts, name=args.name,
-             seed=args.seed, exclude=args.exclude, smollm2_parts=args.smollm2_parts)
+             seed=args.seed, exclude=args.exclude, smollm2_parts=args.smollm2_parts,
+             smollm2_per_item=args.smollm2_per_item, skip_wrong_references=args.skip_wrong_references)
+    elif args.command == "agree":
+        agree(args.first, args.second, args.out)
     else:
-        build(args.pool, args.labels, args.out, args.val_percent)
+        build(args.pool, args.labels, args.out, args.val_percent, extend=args.extend)
     return 0
 
 
