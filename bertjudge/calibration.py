@@ -1,4 +1,5 @@
-"""Calibration and thresholds: temperature scaling, ECE, reliability diagrams, accuracy vs threshold."""
+"""Calibration and thresholds: temperature and Platt scaling, ECE, reliability diagrams, accuracy vs
+threshold; ``python -m bertjudge calibrate`` refits a judge's calibration on labelled data."""
 
 from __future__ import annotations
 
@@ -24,6 +25,41 @@ def fit_temperature(logits, labels, max_iter: int = 100) -> float:
 
     optimizer.step(closure)
     return float(log_t.detach().exp())
+
+
+def fit_platt(logits, labels, max_iter: int = 100) -> tuple[float, float]:
+    """Temperature T and bias b minimising the NLL of ``sigmoid(logits / T + b)`` (Platt scaling)."""
+    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
+    y = torch.as_tensor(np.asarray(labels, dtype=np.float64))
+    log_t = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    bias = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    optimizer = torch.optim.LBFGS([log_t, bias], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(z / log_t.exp() + bias, y)
+        loss.backward()
+        return loss
+
+    optimizer.step(closure)
+    return float(log_t.detach().exp()), float(bias.detach())
+
+
+def cross_fitted(logits, labels, groups, fit_bias: bool = False, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Out-of-fold P(correct): each fold of groups (e.g. one question's answers) is calibrated by a
+    temperature (and bias) fitted on the other folds — what a calibration fitted on these rows would
+    give on new questions, without reusing a row's own label."""
+    z, y = np.asarray(logits, dtype=np.float64), np.asarray(labels)
+    names = sorted(set(groups))
+    order = np.random.default_rng(seed).permutation(len(names))
+    fold_of = {name: int(order[i]) % folds for i, name in enumerate(names)}
+    fold = np.array([fold_of[g] for g in groups])
+    out = np.empty_like(z)
+    for f in range(folds):
+        train, held = fold != f, fold == f
+        temperature, bias = fit_platt(z[train], y[train]) if fit_bias else (fit_temperature(z[train], y[train]), 0.0)
+        out[held] = 1 / (1 + np.exp(-(z[held] / temperature + bias)))
+    return out
 
 
 def expected_calibration_error(probs, labels, n_bins: int = 15) -> float:
@@ -143,3 +179,66 @@ def plot_threshold_curves(curves: dict[str, tuple], path: str | Path, title: str
     fig.savefig(path)
     plt.close(fig)
     return Path(path)
+
+
+def cli(argv: list[str]) -> int:
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bertjudge calibrate",
+        description="Refit a judge's calibration (temperature, and with --bias a bias: Platt scaling) on labelled "
+                    "data, e.g. hand-labelled outputs of the models it will judge, and write the recalibrated "
+                    "judge. Prints ECE and accuracy as saved, refitted on the rows, and cross-fitted (each "
+                    "question's rows calibrated by a fit on the other questions: the honest estimate).",
+        epilog="example: python -m bertjudge calibrate runs/minilm-l6-real-finetune/judge --data "
+               "data/real/manual-v2.jsonl.gz --bias --out runs/minilm-l6-real-finetune/judge-manual")
+    parser.add_argument("judge", help="an exported judge folder or zoo name")
+    parser.add_argument("--data", nargs="+", required=True, metavar="SOURCE",
+                        help="labelled files or bertjudge.data.sources specs (rows without a label are skipped)")
+    parser.add_argument("--out", required=True, help="the folder to write the recalibrated judge to")
+    parser.add_argument("--bias", action="store_true",
+                        help="fit a bias too: for data whose share of correct answers differs from the training data's")
+    parser.add_argument("--folds", type=int, default=5, help="folds by question for the cross-fitted figures (0: none)")
+    parser.add_argument("--batch-size", type=int, default=32)
+    args = parser.parse_args(argv)
+
+    from bertjudge.api import Judge
+    from bertjudge.data.sources import load_source
+    from bertjudge.judges.base import JudgeModule
+    from bertjudge.training import calibrate
+
+    judge = Judge.load(args.judge)
+    if not isinstance(judge, JudgeModule):
+        print(f"bertjudge calibrate: {args.judge} is not a trained judge; only those have a calibration",
+              file=sys.stderr)
+        return 2
+    records = [r for spec in args.data for r in load_source(spec) if r.get("label") is not None]
+    labels = np.array([int(r["label"]) for r in records])
+    if len(set(labels.tolist())) < 2:
+        print("bertjudge calibrate: the data needs labelled rows of both classes", file=sys.stderr)
+        return 2
+    logits = judge.logits_records(records, args.batch_size, progress=True)
+    saved = f"as saved (temperature {judge.temperature:.3f}, bias {judge.bias:.3f})"
+    scores = {saved: 1 / (1 + np.exp(-(logits / judge.temperature + judge.bias)))}
+    previous = judge.provenance.get("calibration")
+    calibration = calibrate(judge, records, fit_bias=args.bias, logits=logits)
+    fitted = f"refitted (temperature {judge.temperature:.3f}, bias {judge.bias:.3f}), on these rows"
+    scores[fitted] = 1 / (1 + np.exp(-(logits / judge.temperature + judge.bias)))
+    if args.folds >= 2:
+        groups = [(r.get("meta") or {}).get("problem") or (r.get("meta") or {}).get("item") or r["question"]
+                  for r in records]
+        cross = cross_fitted(logits, labels, groups, fit_bias=args.bias, folds=args.folds)
+        scores[f"refitted, cross-fitted ({args.folds} folds by question)"] = cross
+    print(f"{len(records)} labelled rows ({labels.mean():.1%} correct); ECE of a calibrated judge on them: "
+          f"~{ece_if_calibrated(scores[fitted])['mean']:.3f}")
+    print(f"{'calibration':<72} {'ECE':>7} {'accuracy':>9}")
+    for name, probs in scores.items():
+        print(f"{name:<72} {expected_calibration_error(probs, labels):7.4f} "
+              f"{((probs >= judge.threshold) == labels).mean():9.4f}")
+    judge.provenance["calibration"] = {
+        **calibration, "data": args.data, **({"previous": previous} if previous else {}),
+        **({"cross_fitted_ece": expected_calibration_error(cross, labels)} if args.folds >= 2 else {})}
+    judge.export(args.out)
+    print(f"wrote {args.out}")
+    return 0

@@ -24,6 +24,7 @@ COMMANDS = {
     "zoo": ("bertjudge.zoo", "cli", "list, show, pull, publish and verify published judges"),
     "bench": ("bertjudge.bench", "cli", "measure FLOPs, latency and memory of judges; the Pareto plot"),
     "soup": ("bertjudge.soup", "cli", "average the weights of judges fine-tuned from one start (a model soup)"),
+    "calibrate": ("bertjudge.calibration", "cli", "refit a judge's temperature (and bias) on labelled data"),
 }
 
 USAGE = """usage: python -m bertjudge <command> [options]

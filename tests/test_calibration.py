@@ -5,8 +5,10 @@ from bertjudge.calibration import (
     accuracy_at_thresholds,
     best_threshold,
     best_thresholds_by,
+    cross_fitted,
     ece_if_calibrated,
     expected_calibration_error,
+    fit_platt,
     fit_temperature,
     plot_reliability,
     plot_threshold_curves,
@@ -91,3 +93,76 @@ def test_plots_are_written(tmp_path):
     a = plot_reliability({"j": reliability(probs, labels)}, tmp_path / "rel.png")
     b = plot_threshold_curves({"j": (grid, accuracy_at_thresholds(probs, labels, grid))}, tmp_path / "thr.png")
     assert a.read_bytes()[:4] == b"\x89PNG" and b.stat().st_size > 1000
+
+
+def test_fit_platt_recovers_a_known_temperature_and_bias():
+    rng = np.random.default_rng(0)
+    z = rng.normal(0, 3, 40_000)
+    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z / 2.0 - 0.7)))).astype(int)
+    temperature, bias = fit_platt(z, y)
+    assert temperature == pytest.approx(2.0, rel=0.05)
+    assert bias == pytest.approx(-0.7, abs=0.05)
+
+
+def test_a_bias_fixes_what_a_temperature_cannot():
+    rng = np.random.default_rng(1)
+    z = rng.normal(0, 2, 20_000)
+    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z - 1.0)))).astype(int)  # the judge is 1 logit too confident
+    t_only = fit_temperature(z, y)
+    temperature, bias = fit_platt(z, y)
+    ece_t = expected_calibration_error(1 / (1 + np.exp(-z / t_only)), y)
+    ece_platt = expected_calibration_error(1 / (1 + np.exp(-(z / temperature + bias))), y)
+    assert ece_platt < 0.02 < ece_t
+
+
+def test_cross_fitted_never_uses_a_rows_own_question():
+    rng = np.random.default_rng(2)
+    z = rng.normal(0, 2, 600)
+    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z / 1.5 - 0.5)))).astype(int)
+    groups = [f"q{i // 6}" for i in range(z.size)]  # 100 questions, 6 answers each
+    out = cross_fitted(z, y, groups, fit_bias=True, folds=4, seed=3)
+    mine = np.array([g == "q0" for g in groups])
+    flipped = np.where(mine, 1 - y, y)  # other labels for q0's rows only
+    again = cross_fitted(z, flipped, groups, fit_bias=True, folds=4, seed=3)
+    np.testing.assert_allclose(again[mine], out[mine])  # q0's scores do not depend on q0's labels
+    assert not np.allclose(again[~mine], out[~mine])  # the other folds were fitted on them
+    logit = np.log(out[mine] / (1 - out[mine]))  # one (temperature, bias) per fold: affine in z
+    slope, intercept = np.polyfit(z[mine], logit, 1)
+    np.testing.assert_allclose(logit, slope * z[mine] + intercept, atol=1e-6)
+    assert 0.4 < slope < 0.9 and -1.0 < intercept < 0.0  # near the true 1/1.5 and -0.5
+
+
+def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature_and_bias(tiny_backbone, tmp_path,
+                                                                                          capsys):
+    import json
+
+    from bertjudge.api import Judge
+    from bertjudge.calibration import cli
+    from bertjudge.data.sources import load_source
+    from bertjudge.judges.encoder import EncoderJudge
+
+    EncoderJudge(backbone=tiny_backbone, temperature=2.0).export(tmp_path / "a")
+    source = "embedded:val?n=48"
+    assert cli([str(tmp_path / "a"), "--data", source, "--bias", "--folds", "2", "--out", str(tmp_path / "b")]) == 0
+    assert "cross-fitted (2 folds by question)" in capsys.readouterr().out
+    config = json.loads((tmp_path / "b" / "judge.json").read_text())
+    fitted = config["provenance"]["calibration"]
+    assert (fitted["rows"], fitted["data"]) == (48, [source]) and "cross_fitted_ece" in fitted
+    records = list(load_source(source))
+    judge = Judge.load(str(tmp_path / "b"))
+    z, y = judge.logits_records(records), np.array([r["label"] for r in records])
+    assert (judge.temperature, judge.bias) == pytest.approx(fit_platt(z, y), rel=1e-4)
+    assert (config["temperature"], config["bias"]) == (judge.temperature, judge.bias)
+    np.testing.assert_allclose(judge.score_records(records), 1 / (1 + np.exp(-(z / judge.temperature + judge.bias))),
+                               rtol=1e-5)
+    del config["bias"]  # a judge saved before biases existed loads with none
+    (tmp_path / "b" / "judge.json").write_text(json.dumps(config))
+    assert Judge.load(str(tmp_path / "b")).bias == 0.0
+
+
+def test_the_calibrate_command_refuses_a_judge_without_a_calibration(tmp_path, capsys):
+    from bertjudge.calibration import cli
+
+    assert cli(["regex", "--data", "embedded:val?n=8", "--out", str(tmp_path / "r")]) == 2
+    assert "not a trained judge" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()

@@ -73,13 +73,15 @@ class JudgeModule(ScoresLists, L.LightningModule):
             difference with the device batch size (None leaves the trainer's setting alone).
         threshold: P(correct) at or above which the verdict is "correct".
         temperature: logits are divided by it before the sigmoid (calibration).
+        bias: added to the scaled logit before the sigmoid, P = sigmoid(logit / T + bias): Platt
+            scaling, for data whose share of correct answers the training data did not have.
     """
 
     judge_kind = "base"
 
     def __init__(self, format: JudgeFormat | None = None, lr: float = 2e-5, warmup_ratio: float = 0.05,
                  weight_decay: float = 0.01, effective_batch_size: int | None = 32,
-                 threshold: float = 0.5, temperature: float = 1.0):
+                 threshold: float = 0.5, temperature: float = 1.0, bias: float = 0.0):
         super().__init__()
         if format is None:
             format = JudgeFormat()
@@ -88,7 +90,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
         self.format = format
         self.lr, self.warmup_ratio, self.weight_decay = lr, warmup_ratio, weight_decay
         self.effective_batch_size = effective_batch_size
-        self.threshold, self.temperature = threshold, temperature
+        self.threshold, self.temperature, self.bias = threshold, temperature, bias
         self.provenance: dict = {}
         self.stage_metrics = torch.nn.ModuleDict()
 
@@ -176,7 +178,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
         return {"ids": batch["ids"], "logits": logits.float().cpu(), "scores": self.probabilities(logits).cpu()}
 
     def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(logits.float() / self.temperature)
+        return torch.sigmoid(logits.float() / self.temperature + self.bias)
 
     def configure_optimizers(self):
         decay, no_decay = [], []
@@ -236,6 +238,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
             "format": self.format.to_dict(),
             "threshold": self.threshold,
             "temperature": self.temperature,
+            "bias": self.bias,
             "bertjudge_version": __version__,
             "provenance": self.provenance,
         }
@@ -272,7 +275,8 @@ def model_card(config: dict) -> str:
         "judge.score([\"What is 2+3?\"], [\"2+3 = 5. Final answer: 5\"], [\"5\"])", "```", "",
         "## Input format", "",
         f"Order `{fmt['order']}`, {fmt['markers']}, max {fmt['max_length']} tokens, "
-        f"{fmt['truncation']} truncation. Threshold {config['threshold']}, temperature {config['temperature']:.4g}.",
+        f"{fmt['truncation']} truncation. Threshold {config['threshold']}, temperature {config['temperature']:.4g}"
+        f"{', bias {:.4g}'.format(config['bias']) if config.get('bias') else ''}.",
         "", "## Provenance", "",
     ]
     lines += [f"- {key}: {value}" for key, value in prov.items()] or ["- unknown"]

@@ -161,9 +161,9 @@ class BleurtJudge(JudgeModule):
     def __init__(self, checkpoint: str = "lucadiliello/BLEURT-20-D12", format: JudgeFormat | None = None,
                  bleurt_threshold: float = 0.5, fit_threshold_on_val: bool = True, lr: float = 2e-5,
                  warmup_ratio: float = 0.05, weight_decay: float = 0.01, effective_batch_size: int | None = 32,
-                 temperature: float = 0.1):
+                 temperature: float = 0.1, bias: float = 0.0):
         format = format or JudgeFormat(order="RC", max_length=512)
-        super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, 0.5, temperature)
+        super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, 0.5, temperature, bias)
         if "Q" in self.format.order or self.format.markers != "separators":
             raise ValueError("BLEURT reads reference and candidate with separators: use order RC (or CR)")
         self.save_hyperparameters(ignore=["format"])
@@ -235,6 +235,6 @@ class BleurtJudge(JudgeModule):
         if format is not None:
             format.check_matches(saved, str(folder))
         judge = cls(checkpoint=str(folder), format=saved, bleurt_threshold=config["bleurt_threshold"],
-                    temperature=config["temperature"])
+                    temperature=config["temperature"], bias=config.get("bias", 0.0))
         judge.provenance = config.get("provenance", {})
         return judge.eval()

@@ -37,8 +37,9 @@ class EncoderJudge(JudgeModule):
                  num_labels: int = 1, dropout: float | None = None, pretrained: bool = True,
                  attn_implementation: str | None = None,
                  lr: float = 2e-5, warmup_ratio: float = 0.05, weight_decay: float = 0.01,
-                 effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0):
-        super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, threshold, temperature)
+                 effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0,
+                 bias: float = 0.0):
+        super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, threshold, temperature, bias)
         if num_labels not in (1, 2):
             raise ValueError(f"num_labels must be 1 or 2, got {num_labels}")
         self.save_hyperparameters(ignore=["format"])
@@ -88,7 +89,7 @@ class EncoderJudge(JudgeModule):
         if format is not None:
             format.check_matches(saved, str(folder))
         judge = cls(backbone=str(folder), format=saved, num_labels=config.get("num_labels", 1),
-                    threshold=config["threshold"], temperature=config["temperature"])
+                    threshold=config["threshold"], temperature=config["temperature"], bias=config.get("bias", 0.0))
         judge.provenance = config.get("provenance", {})
         return judge.eval()
 

@@ -147,9 +147,10 @@ class GenerativeJudge(JudgeModule):
                  lora_target_modules: list[str] | str = "all-linear", thinking: bool = False,
                  max_new_tokens: int = 256, dtype: str | None = None, pretrained: bool = True,
                  lr: float = 2e-4, warmup_ratio: float = 0.05, weight_decay: float = 0.0,
-                 effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0):
+                 effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0,
+                 bias: float = 0.0):
         super().__init__(format or default_format(), lr, warmup_ratio, weight_decay, effective_batch_size,
-                         threshold, temperature)
+                         threshold, temperature, bias)
         self.save_hyperparameters(ignore=["format"])
         self.hparams["format"] = self.format.to_dict()
         path = backbones.resolve(backbone)
@@ -239,6 +240,6 @@ class GenerativeJudge(JudgeModule):
                              f"{PROMPT_VERSION!r}; use the bertjudge version that made it")
         judge = cls(backbone=str(folder), format=saved, mode=config["mode"], lora_r=0, thinking=config["thinking"],
                     max_new_tokens=config["max_new_tokens"], threshold=config["threshold"],
-                    temperature=config["temperature"])
+                    temperature=config["temperature"], bias=config.get("bias", 0.0))
         judge.provenance = config.get("provenance", {})
         return judge.eval()
