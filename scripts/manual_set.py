@@ -1,4 +1,4 @@
-"""The hand-labelled real-output set (data/real/manual-v1.jsonl.gz): sample rows to label, then merge.
+"""The hand-labelled real-output sets (data/real/manual-v{1,2}.jsonl.gz): sample rows to label, then merge.
 
     # 1. the rows to read: CHAMP solutions to val/test problems (never train), SmolLM2 generations
     python -m bertjudge champ --out /tmp/champ_all.jsonl.gz --keep-unlabelled
@@ -9,7 +9,8 @@
     # 3. merge
     python scripts/manual_set.py build --pool /tmp/manual --labels data/real/manual-v1 --out data/real/manual-v1.jsonl.gz
 
-The same two steps make the read training sets (data/real/README.md has their exact commands): `pool
+manual-v2 extends v1 (``build --extend``) with rows each read twice; ``agree`` compares two readings
+(data/real/README.md has its exact commands). The same two steps make the read training sets (data/real/README.md has their exact commands): `pool
 --splits train --unlabelled` samples CHAMP train problems only, `--exclude` skips rows read in earlier
 rounds, `--smollm2` takes generated answers; `build --val-percent P` splits train/val by problem
 (or generated item) instead of marking every row test, and `--pool` may be the champ file itself.
