@@ -190,7 +190,8 @@ def cli(argv: list[str]) -> int:
         description="Refit a judge's calibration (temperature, and with --bias a bias: Platt scaling) on labelled "
                     "data, e.g. hand-labelled outputs of the models it will judge, and write the recalibrated "
                     "judge. Prints ECE and accuracy as saved, refitted on the rows, and cross-fitted (each "
-                    "question's rows calibrated by a fit on the other questions: the honest estimate).",
+                    "question's rows calibrated by a fit on the other questions: the honest estimate; evaluating "
+                    "the written judge on the same rows afterwards is in-sample).",
         epilog="example: python -m bertjudge calibrate runs/minilm-l6-real-finetune/judge --data "
                "data/real/manual-v2.jsonl.gz --bias --out runs/minilm-l6-real-finetune/judge-manual")
     parser.add_argument("judge", help="an exported judge folder or zoo name")
@@ -198,7 +199,8 @@ def cli(argv: list[str]) -> int:
                         help="labelled files or bertjudge.data.sources specs (rows without a label are skipped)")
     parser.add_argument("--out", required=True, help="the folder to write the recalibrated judge to")
     parser.add_argument("--bias", action="store_true",
-                        help="fit a bias too: for data whose share of correct answers differs from the training data's")
+                        help="fit a bias too: for data whose share of correct answers differs from the training "
+                             "data's (without it, the temperature alone is fitted and the bias set to 0)")
     parser.add_argument("--folds", type=int, default=5, help="folds by question for the cross-fitted figures (0: none)")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)

@@ -402,7 +402,7 @@ def cli(argv: list[str]) -> int:
                     routing[key] = judge.routing
             elif hasattr(judge, "logits_records"):  # one pass gives the scores with and without temperature
                 logits = judge.logits_records(records, batch_size=args.batch_size, progress=True)
-                scores[key] = 1 / (1 + np.exp(-logits / judge.temperature))
+                scores[key] = 1 / (1 + np.exp(-(logits / judge.temperature + judge.bias)))
                 uncalibrated[key] = 1 / (1 + np.exp(-logits))
             else:
                 scores[key] = judge.score_records(records, batch_size=args.batch_size, progress=True)

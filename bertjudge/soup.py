@@ -5,8 +5,8 @@
 Runs of one recipe that differ only in their seed end in one basin of the loss, and the uniform
 average of their weights scores about like their ensemble (Wortsman et al., 2022, "Model soups")
 at the cost of a single judge. The ingredients must share class, input format and every weight's
-shape; the soup's temperature is refitted on the labelled ``--calibrate`` sources (without them,
-it is the mean of the ingredients' temperatures, which were fitted for other weights).
+shape; the soup's temperature is refitted on the labelled ``--calibrate`` sources, with bias 0
+(without them, temperature and bias are the means of the ingredients', which were fitted for other weights).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ def average_judges(judges: list[JudgeModule], names: list[str] | None = None) ->
                 if value.is_floating_point() else value for key, value in states[0].items()}
     first.load_state_dict(averaged)
     first.temperature = sum(judge.temperature for judge in judges) / len(judges)
+    first.bias = sum(judge.bias for judge in judges) / len(judges)
     first.provenance = {**first.provenance, "soup": {"ingredients": names, "weights": "uniform average"}}
     return first
 

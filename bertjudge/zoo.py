@@ -41,8 +41,8 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 REQUIRED = ("class_path", "source", "format", "license", "provenance")
-OPTIONAL = ("revision_pinned", "files", "num_labels", "threshold", "temperature", "architecture", "description",
-            "build")
+OPTIONAL = ("revision_pinned", "files", "num_labels", "threshold", "temperature", "bias", "architecture",
+            "description", "build")
 MEASURED_HINT = "measured numbers (accuracy, FLOPs, latency) belong in benchmarks/results/*.csv, not the registry"
 
 
@@ -86,7 +86,7 @@ def validate_entry(name: str, entry, where: str = "registry") -> dict:
     if missing:
         raise bad(f"missing field(s) {missing}")
     entry = {"revision_pinned": False, "files": {}, "num_labels": 1, "threshold": 0.5, "temperature": 1.0,
-             "architecture": None, "description": "", "build": None, **entry}
+             "bias": 0.0, "architecture": None, "description": "", "build": None, **entry}
     if not re.match(r"^[A-Za-z_][\w.]*\.[A-Za-z_]\w*$", str(entry["class_path"])):
         raise bad(f"class_path {entry['class_path']!r} is not a dotted module.Class path")
     try:
@@ -119,7 +119,7 @@ def validate_entry(name: str, entry, where: str = "registry") -> dict:
         raise bad(f"format: {err}") from None
     if entry["num_labels"] not in (1, 2):
         raise bad(f"num_labels must be 1 or 2, got {entry['num_labels']!r}")
-    for key in ("threshold", "temperature"):
+    for key in ("threshold", "temperature", "bias"):
         if not isinstance(entry[key], (int, float)) or isinstance(entry[key], bool):
             raise bad(f"{key} must be a number")
     if not isinstance(entry["provenance"], dict):
@@ -271,7 +271,7 @@ def _registry_judge_config(name: str, entry: dict) -> dict:
 
     return {"class": entry["class_path"], "format": JudgeFormat.from_dict(entry["format"]).to_dict(),
             "num_labels": entry["num_labels"], "threshold": entry["threshold"],
-            "temperature": entry["temperature"], "bertjudge_version": __version__,
+            "temperature": entry["temperature"], "bias": entry["bias"], "bertjudge_version": __version__,
             "provenance": {"name": name, "source": entry["source"], "license": entry["license"],
                            **entry["provenance"], "judge_json": "written by `bertjudge zoo pull` from the registry"}}
 
@@ -419,6 +419,7 @@ def publish(path: str | os.PathLike, name: str, license: str, to: str, registry:
     entry = {"class_path": config["class"], "source": source, "revision_pinned": pinned, "files": files,
              "format": config["format"], "num_labels": config.get("num_labels", 1),
              "threshold": config.get("threshold", 0.5), "temperature": config.get("temperature", 1.0),
+             **({"bias": config["bias"]} if config.get("bias") else {}),
              "architecture": cost.get("architecture") or None, "license": license,
              "description": f"Published from {src.resolve()} by bertjudge zoo publish.",
              "provenance": config.get("provenance") or {"note": "the judge.json had no provenance"}}

@@ -107,7 +107,7 @@ def test_fit_platt_recovers_a_known_temperature_and_bias():
 def test_a_bias_fixes_what_a_temperature_cannot():
     rng = np.random.default_rng(1)
     z = rng.normal(0, 2, 20_000)
-    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z - 1.0)))).astype(int)  # the judge is 1 logit too confident
+    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z - 1.0)))).astype(int)  # the judge's logits are 1 too optimistic: a shift, not a scale
     t_only = fit_temperature(z, y)
     temperature, bias = fit_platt(z, y)
     ece_t = expected_calibration_error(1 / (1 + np.exp(-z / t_only)), y)
@@ -155,6 +155,15 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
     assert (config["temperature"], config["bias"]) == (judge.temperature, judge.bias)
     np.testing.assert_allclose(judge.score_records(records), 1 / (1 + np.exp(-(z / judge.temperature + judge.bias))),
                                rtol=1e-5)
+    from bertjudge.evaluation import cli as evaluate
+    from bertjudge.records import write_records
+
+    write_records(tmp_path / "rows.jsonl", records)  # evaluate scores it with the bias too
+    assert evaluate(["--data", str(tmp_path / "rows.jsonl"), "--judges", str(tmp_path / "b"), "--out",
+                     str(tmp_path / "report"), "--bootstrap", "10"]) == 0
+    report = json.loads((tmp_path / "report" / "report.json").read_text())["judges"]["b"]
+    assert report["calibration"]["ece"] == pytest.approx(
+        expected_calibration_error(judge.score_records(records), y), abs=1e-6)
     del config["bias"]  # a judge saved before biases existed loads with none
     (tmp_path / "b" / "judge.json").write_text(json.dumps(config))
     assert Judge.load(str(tmp_path / "b")).bias == 0.0

@@ -65,6 +65,7 @@ def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
     ({"files": {"model.safetensors": "abc"}}, "64 lower-case hex"),
     ({"format": {"order": "QX"}}, "format"),
     ({"num_labels": 3}, "num_labels"),
+    ({"bias": "-0.5"}, "bias must be a number"),
     ({"source": "hf://org/name@main", "build": "make quickstart"}, "goes with a file:// source"),
 ])
 def test_bad_entries_are_refused_with_a_clear_message(bad, message):
