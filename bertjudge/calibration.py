@@ -10,30 +10,15 @@ import torch
 from torchmetrics.functional.classification import binary_calibration_error
 
 
-def fit_temperature(logits, labels, max_iter: int = 100) -> float:
-    """The temperature T minimising the NLL of ``sigmoid(logits / T)`` (LBFGS on log T)."""
+def fit_calibration(logits, labels, fit_bias: bool = False, max_iter: int = 100) -> tuple[float, float]:
+    """Temperature T (and, with ``fit_bias``, bias b; else 0) minimising the NLL of ``sigmoid(logits / T + b)``
+    (LBFGS on log T and b)."""
     z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
     y = torch.as_tensor(np.asarray(labels, dtype=np.float64))
     log_t = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    optimizer = torch.optim.LBFGS([log_t], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
-
-    def closure():
-        optimizer.zero_grad()
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(z / log_t.exp(), y)
-        loss.backward()
-        return loss
-
-    optimizer.step(closure)
-    return float(log_t.detach().exp())
-
-
-def fit_platt(logits, labels, max_iter: int = 100) -> tuple[float, float]:
-    """Temperature T and bias b minimising the NLL of ``sigmoid(logits / T + b)`` (Platt scaling)."""
-    z = torch.as_tensor(np.asarray(logits, dtype=np.float64))
-    y = torch.as_tensor(np.asarray(labels, dtype=np.float64))
-    log_t = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    bias = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    optimizer = torch.optim.LBFGS([log_t, bias], lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
+    bias = torch.zeros((), dtype=torch.float64, requires_grad=fit_bias)
+    params = [log_t, bias] if fit_bias else [log_t]
+    optimizer = torch.optim.LBFGS(params, lr=1.0, max_iter=max_iter, line_search_fn="strong_wolfe")
 
     def closure():
         optimizer.zero_grad()
@@ -43,6 +28,21 @@ def fit_platt(logits, labels, max_iter: int = 100) -> tuple[float, float]:
 
     optimizer.step(closure)
     return float(log_t.detach().exp()), float(bias.detach())
+
+
+def fit_temperature(logits, labels, max_iter: int = 100) -> float:
+    """The temperature T minimising the NLL of ``sigmoid(logits / T)``."""
+    return fit_calibration(logits, labels, max_iter=max_iter)[0]
+
+
+def fit_platt(logits, labels, max_iter: int = 100) -> tuple[float, float]:
+    """Temperature T and bias b minimising the NLL of ``sigmoid(logits / T + b)`` (Platt scaling)."""
+    return fit_calibration(logits, labels, fit_bias=True, max_iter=max_iter)
+
+
+def calibrated(logits, temperature: float = 1.0, bias: float = 0.0) -> np.ndarray:
+    """P(correct) = sigmoid(logits / T + b), as ``JudgeModule.probabilities`` computes it, for numpy logits."""
+    return 1 / (1 + np.exp(-(np.asarray(logits, dtype=np.float64) / temperature + bias)))
 
 
 def cross_fitted(logits, labels, groups, fit_bias: bool = False, folds: int = 5, seed: int = 0) -> np.ndarray:
@@ -57,8 +57,7 @@ def cross_fitted(logits, labels, groups, fit_bias: bool = False, folds: int = 5,
     out = np.empty_like(z)
     for f in range(folds):
         train, held = fold != f, fold == f
-        temperature, bias = fit_platt(z[train], y[train]) if fit_bias else (fit_temperature(z[train], y[train]), 0.0)
-        out[held] = 1 / (1 + np.exp(-(z[held] / temperature + bias)))
+        out[held] = calibrated(z[held], *fit_calibration(z[train], y[train], fit_bias))
     return out
 
 
@@ -222,14 +221,14 @@ def cli(argv: list[str]) -> int:
         return 2
     logits = judge.logits_records(records, args.batch_size, progress=True)
     saved = f"as saved (temperature {judge.temperature:.3f}, bias {judge.bias:.3f})"
-    scores = {saved: 1 / (1 + np.exp(-(logits / judge.temperature + judge.bias)))}
+    scores = {saved: calibrated(logits, judge.temperature, judge.bias)}
     previous = judge.provenance.get("calibration")
     calibration = calibrate(judge, records, fit_bias=args.bias, logits=logits)
     fitted = f"refitted (temperature {judge.temperature:.3f}, bias {judge.bias:.3f}), on these rows"
-    scores[fitted] = 1 / (1 + np.exp(-(logits / judge.temperature + judge.bias)))
+    scores[fitted] = calibrated(logits, judge.temperature, judge.bias)
     if args.folds >= 2:
-        groups = [(r.get("meta") or {}).get("problem") or (r.get("meta") or {}).get("item") or r["question"]
-                  for r in records]
+        metas = [r.get("meta") or {} for r in records]
+        groups = [m.get("problem") or m.get("item") or r["question"] for m, r in zip(metas, records)]
         cross = cross_fitted(logits, labels, groups, fit_bias=args.bias, folds=args.folds)
         scores[f"refitted, cross-fitted ({args.folds} folds by question)"] = cross
     print(f"{len(records)} labelled rows ({labels.mean():.1%} correct); ECE of a calibrated judge on them: "

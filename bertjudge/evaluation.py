@@ -402,8 +402,8 @@ def cli(argv: list[str]) -> int:
                     routing[key] = judge.routing
             elif hasattr(judge, "logits_records"):  # one pass gives the scores with and without temperature
                 logits = judge.logits_records(records, batch_size=args.batch_size, progress=True)
-                scores[key] = 1 / (1 + np.exp(-(logits / judge.temperature + judge.bias)))
-                uncalibrated[key] = 1 / (1 + np.exp(-logits))
+                scores[key] = calibration.calibrated(logits, judge.temperature, judge.bias)
+                uncalibrated[key] = calibration.calibrated(logits)
             else:
                 scores[key] = judge.score_records(records, batch_size=args.batch_size, progress=True)
             thresholds[key] = float(judge.threshold)

@@ -82,7 +82,7 @@ def calibrate(model: JudgeModule, records: list[dict], fit_bias: bool = False,
               logits: np.ndarray | None = None) -> dict:
     """Fit the judge's temperature (and, with ``fit_bias``, a bias: Platt scaling) on labelled records
     (LBFGS on NLL) and set it on the judge; ``logits``: the records' raw logits, if already computed."""
-    from bertjudge.calibration import expected_calibration_error, fit_platt, fit_temperature
+    from bertjudge.calibration import calibrated, expected_calibration_error, fit_calibration
 
     labelled = [r for r in records if r["label"] is not None]
     if len({r["label"] for r in labelled}) < 2:
@@ -90,9 +90,9 @@ def calibrate(model: JudgeModule, records: list[dict], fit_bias: bool = False,
     labels = np.array([r["label"] for r in labelled])
     if logits is None:
         logits = model.logits_records(labelled)
-    temperature, bias = fit_platt(logits, labels) if fit_bias else (fit_temperature(logits, labels), 0.0)
-    before = expected_calibration_error(1 / (1 + np.exp(-logits)), labels)
-    after = expected_calibration_error(1 / (1 + np.exp(-(logits / temperature + bias))), labels)
+    temperature, bias = fit_calibration(logits, labels, fit_bias)
+    before = expected_calibration_error(calibrated(logits), labels)
+    after = expected_calibration_error(calibrated(logits, temperature, bias), labels)
     model.temperature, model.bias = temperature, bias
     fitted = {"temperature": temperature, **({"bias": bias} if fit_bias else {})}
     return {**fitted, "rows": len(labelled), "ece_before": before, "ece_after": after}
