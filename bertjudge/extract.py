@@ -2,7 +2,8 @@
 
 ``final_answer`` looks, in this order, for: the last "Final answer:" marker, the last
 ``\\boxed{…}`` / ``\\fbox{…}`` (nested braces kept), the last "the answer is X" (or an
-"Answer: X" line), a trailing option letter, the value stated in the concluding sentence
+"Answer: X" line), a trailing option letter, an option letter that opens the answer with its text
+("A. Hanoi", "* (E) February"), the value stated in the concluding sentence
 ("Therefore, there are 5,050 triples such that a + b + c = 99." → 5,050), and the last number.
 A marker followed by a whole sentence ("Final Answer: The smallest value of x^2 + 1 is 1.")
 gives the value that sentence states. ``extract_answer`` also says which rule found the answer.
@@ -26,6 +27,8 @@ _OPTION_LINE = re.compile(
     r"(?:^|\b(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*)[(\[]?([A-J])[)\]]?[.:]?$", re.IGNORECASE
 )
 _OPTION = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.:]?$")
+# an answer that opens with an option label and its text: "A. Hanoi", "(B) Paris", "- **C)** blue" (not "A leaf…")
+_OPTION_FIRST = re.compile(r"\A\s*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J])\)|\[([A-J])\]|([A-J])[).:])(?:\*\*)?[ \t]+\S")
 _OPTION_PREFIX = re.compile(r"^[(\[]?([A-J])(?:[)\]]|[.:])?(?:\s|$)")
 _NUMBER = re.compile(r"(?<![\w.,])[-+−]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:/\d+)?")
 _SENTENCE_END = re.compile(r"\.\s")
@@ -261,7 +264,7 @@ def _last_answer_after(pattern: re.Pattern, text: str, end_pattern: re.Pattern) 
 
 def extract_answer(text: str) -> tuple[str | None, str | None]:
     """``(answer, rule)``: the rule-extracted final answer of a candidate and the rule that found it
-    (``final-answer``, ``boxed``, ``answer-is``, ``option``, ``conclusion`` or ``last-number``;
+    (``final-answer``, ``boxed``, ``answer-is``, ``option``, ``option-first``, ``conclusion`` or ``last-number``;
     the last is the weakest), or ``(None, None)`` when nothing is found."""
     if not isinstance(text, str) or not text.strip():
         return None, None
@@ -278,6 +281,9 @@ def extract_answer(text: str) -> tuple[str | None, str | None]:
     option = _OPTION_LINE.search(last_line)
     if option:
         return option.group(1).upper(), "option"
+    option = _OPTION_FIRST.match(text)
+    if option and not any(_OPTION_FIRST.match(line) for line in text.strip().split("\n")[1:]):  # not a list of options
+        return next(filter(None, option.groups())), "option-first"
     answer = conclusion_value(text)
     if answer:
         return answer, "conclusion"

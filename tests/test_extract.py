@@ -88,6 +88,14 @@ REAL_STYLE_CASES = [
     ("- **Answer:** \\frac{9}{2}", "\\frac{9}{2}", "answer-is"),
     ("Therefore, the answer is $\\boxed{0}$.", "0", "boxed"),
     ("The probability is approximately 0.000867.", "0.000867", "conclusion"),
+    # short multiple-choice answers in SmolLM2's style: an option label that opens the answer with its text
+    ("A. Hanoi", "A", "option-first"),
+    ("* (E) February", "E", "option-first"),
+    ("- **C)** exclude\n\nThe opposite of include is exclude.", "C", "option-first"),
+    ("A. wolves\n\nThe plural form of the noun 'wolf' is 'wolves'.", "A", "option-first"),  # the letter, not the text
+    ("A. footen\nB. footes\nC. foots\nF. feet", None, None),  # the options repeated: no choice made
+    ("A leaf is not a plural noun.", None, None),  # an article, not a label
+    ("A.B. Smith wrote 3 books. He is 40.", "40", "conclusion"),  # initials, not a label
 ]
 
 
