@@ -25,13 +25,29 @@ GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data 
 
 
 # ---------------------------------------------------------------- metrics
-def accuracy_interval(correct, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of 0/1 values (seeded). Resampling n rows with
-    replacement draws the number of ones from Binomial(n, mean), so that is sampled directly."""
+def accuracy_interval(correct, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
+                      clusters=None) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of 0/1 values (seeded).
+
+    Without ``clusters``, rows are resampled with replacement; the number of ones is then
+    Binomial(n, mean), so that is sampled directly. With ``clusters`` (one key per row, e.g. its
+    question), whole clusters are resampled (a cluster bootstrap): rows that share a question are
+    not independent (a judge that misreads a problem misreads its many answers), and the row
+    bootstrap then gives too narrow an interval."""
     correct = np.asarray(correct, dtype=float)
     if len(correct) == 0:
         return math.nan, math.nan
-    means = np.random.default_rng(seed).binomial(len(correct), correct.mean(), n_boot) / len(correct)
+    rng = np.random.default_rng(seed)
+    index = None if clusters is None else np.unique(np.asarray(clusters, dtype=str), return_inverse=True)[1]
+    if index is None or index.max() + 1 == len(correct):  # one row per cluster: resampling rows
+        means = rng.binomial(len(correct), correct.mean(), n_boot) / len(correct)
+    else:
+        ones, sizes = np.bincount(index, weights=correct), np.bincount(index).astype(float)
+        k, means = len(sizes), []
+        for start in range(0, n_boot, 100):  # 100 resamples at a time: memory stays bounded
+            draws = rng.multinomial(k, np.full(k, 1 / k), size=min(100, n_boot - start))  # times each cluster is drawn
+            means.append(draws @ ones / (draws @ sizes))
+        means = np.concatenate(means)
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)
 
@@ -74,8 +90,9 @@ def _tau(x: list[float], y: list[float]) -> float:
 
 
 # ---------------------------------------------------------------- the report
-def _stats(correct: np.ndarray, labels: np.ndarray, verdicts: np.ndarray, n_boot: int, seed: int) -> dict:
-    low, high = accuracy_interval(correct, n_boot, seed)
+def _stats(correct: np.ndarray, labels: np.ndarray, verdicts: np.ndarray, n_boot: int, seed: int,
+           questions: np.ndarray) -> dict:
+    low, high = accuracy_interval(correct, n_boot, seed, clusters=questions)
     return {"n": int(len(correct)), "accuracy": float(correct.mean()), "ci95": [low, high],
             "kappa": cohen_kappa(labels, verdicts)}
 
@@ -130,6 +147,9 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
         raise ValueError("build_report needs a label on every record")
     labels = np.array([r["label"] for r in records], dtype=float)
     groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS}
+    # the bootstrap's clusters: the answers to one question (a row without a question is its own)
+    questions = np.array([" ".join(r["question"].split()) if r.get("question") else f"\0row {i}"
+                          for i, r in enumerate(records)])
     attacks = np.array([str((r.get("meta") or {}).get("attack") or "") for r in records])
     report = {"n": len(records), "label_positive_rate": float(labels.mean()), "rho": rho,
               "n_bootstrap": n_boot, "seed": seed, "judges": {}}
@@ -142,14 +162,15 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
         correct = (verdicts == labels).astype(float)
         rows = (details or {}).get(name)
         unparsed = np.array([bool(row["unparsed"]) for row in rows]) if rows else None
-        result = {"threshold": threshold, "overall": _stats(correct, labels, verdicts, n_boot, seed)}
+        result = {"threshold": threshold, "overall": _stats(correct, labels, verdicts, n_boot, seed, questions)}
         if unparsed is not None:
             result["overall"]["unparsed_rate"] = float(unparsed.mean())
         if rho is not None:
             result["overall"]["human_accuracy_estimate"] = human_accuracy(result["overall"]["accuracy"], rho)
         for grouping, values in groups.items():
             result[f"by_{grouping}"] = {
-                str(g): _stats(correct[values == g], labels[values == g], verdicts[values == g], n_boot, seed)
+                str(g): _stats(correct[values == g], labels[values == g], verdicts[values == g], n_boot, seed,
+                               questions[values == g])
                 for g in sorted(set(values))}
         result["leaderboard"] = _leaderboard(records, labels, verdicts, unparsed)
         if not np.isin(score, (0.0, 1.0)).all():  # probabilistic judge
@@ -179,7 +200,8 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
             if rows and "stage" in rows[0]:
                 stage = np.array([row["stage"] for row in rows])
                 result["routing"]["by_stage"] = {str(s): _stats(correct[stage == s], labels[stage == s],
-                                                                verdicts[stage == s], n_boot, seed)
+                                                                verdicts[stage == s], n_boot, seed,
+                                                                questions[stage == s])
                                                  for s in sorted(set(stage))}
         if attacks.any():
             result["attacks"] = {str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
@@ -235,7 +257,7 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
     lines = ["# Judge evaluation", "",
              f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
              f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
-             f"({report['n_bootstrap']} resamples); κ = Cohen's kappa against the labels.", ""]
+             f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); κ = Cohen's kappa against the labels.", ""]
     header = ["judge", "threshold", "accuracy [95% CI]", "κ", "unparsed", "ECE"]
     if report["rho"] is not None:
         header.append(f"est. accuracy vs humans (ρ={report['rho']})")
@@ -381,7 +403,7 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")
     parser.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of questions (all answers to a question are drawn together; default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.rho is not None and not 0.0 <= args.rho <= 1.0:

@@ -74,6 +74,35 @@ def test_bootstrap_interval_matches_explicit_resampling():
     assert accuracy_interval(correct, seed=5) == accuracy_interval(correct, seed=5)
 
 
+def test_cluster_bootstrap_resamples_whole_questions():
+    rng = np.random.default_rng(4)
+    # 60 questions with 10 answers each, a question's answers all judged right or all wrong
+    questions = np.repeat(np.arange(60), 10)
+    correct = np.repeat((rng.random(60) < 0.7).astype(float), 10)
+    low, high = accuracy_interval(correct, n_boot=4000, seed=3, clusters=questions)
+    drawn = rng.integers(0, 60, (4000, 60))  # explicit resampling of questions
+    per_question = correct.reshape(60, 10).mean(axis=1)
+    ref_low, ref_high = np.quantile(per_question[drawn].mean(axis=1), [0.025, 0.975])
+    assert low == pytest.approx(ref_low, abs=0.015) and high == pytest.approx(ref_high, abs=0.015)
+    row_low, row_high = accuracy_interval(correct, n_boot=4000, seed=3)
+    assert high - low > 2.5 * (row_high - row_low)  # ~sqrt(10) wider: 60 independent units, not 600
+    # one answer per question: the same interval as resampling rows
+    singles = (rng.random(500) < 0.8).astype(float)
+    one, two = accuracy_interval(singles, 4000, 1, clusters=np.arange(500)), accuracy_interval(singles, 4000, 1)
+    assert one == pytest.approx(two, abs=0.01)
+
+
+def test_report_intervals_draw_a_questions_answers_together():
+    records = [{"id": f"{q}-{i}", "task": "t", "category": "other", "question": f"question {q}", "candidate": "c",
+                "references": ["r"], "label": 1} for q in range(20) for i in range(10)]
+    scores = np.repeat(np.arange(20) % 2, 10).astype(float)  # every other question judged wrong
+    clustered = build_report(records, {"j": scores}, n_boot=2000)["judges"]["j"]["overall"]["ci95"]
+    for i, record in enumerate(records):
+        record["question"] = f"question {i}"  # now every answer has its own question
+    rows = build_report(records, {"j": scores}, n_boot=2000)["judges"]["j"]["overall"]["ci95"]
+    assert clustered[1] - clustered[0] > 2 * (rows[1] - rows[0])
+
+
 def test_human_accuracy_formula_matches_simulation():
     rng = np.random.default_rng(2)
     n, rho, a = 400_000, 0.9, 0.8
