@@ -2,8 +2,8 @@
 
 ``final_answer`` looks, in this order, for: the last "Final answer:" marker, the last
 ``\\boxed{…}`` / ``\\fbox{…}`` (nested braces kept), the last "the answer is X" (or an
-"Answer: X" line), a trailing option letter, an option letter that opens the answer with its text
-("A. Hanoi", "* (E) February"), the value stated in the concluding sentence
+"Answer: X" line), a trailing option letter, — given the option labels a question lists — one of
+them opening the answer with its text ("A. Hanoi", "* (E) February"), the value stated in the concluding sentence
 ("Therefore, there are 5,050 triples such that a + b + c = 99." → 5,050), and the last number.
 A marker followed by a whole sentence ("Final Answer: The smallest value of x^2 + 1 is 1.")
 gives the value that sentence states. ``extract_answer`` also says which rule found the answer.
@@ -27,8 +27,8 @@ _OPTION_LINE = re.compile(
     r"(?:^|\b(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*)[(\[]?([A-J])[)\]]?[.:]?$", re.IGNORECASE
 )
 _OPTION = re.compile(r"^[(\[]?([A-Za-z])[)\]]?[.:]?$")
-# an answer that opens with an option label and its text: "A. Hanoi", "(B) Paris", "- **C)** blue" (not "A leaf…")
-_OPTION_FIRST = re.compile(r"\A\s*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J])\)|\[([A-J])\]|([A-J])[).:])(?:\*\*)?[ \t]+\S")
+# a line that opens with an option label and text: "A. Hanoi", "(B) Paris", "- **C)** blue", "(4) Mg" (not "A leaf…")
+_OPTION_FIRST = re.compile(r"^\s*(?:[-*][ \t]+)?(?:\*\*)?(?:[(\[]([A-J]|\d{1,2})[)\]]|([A-J])[).:])(?:\*\*)?[ \t]+\S")
 _OPTION_PREFIX = re.compile(r"^[(\[]?([A-J])(?:[)\]]|[.:])?(?:\s|$)")
 _NUMBER = re.compile(r"(?<![\w.,])[-+−]?(?:(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?|\.\d+)(?:/\d+)?")
 _SENTENCE_END = re.compile(r"\.\s")
@@ -262,10 +262,23 @@ def _last_answer_after(pattern: re.Pattern, text: str, end_pattern: re.Pattern) 
     return None
 
 
-def extract_answer(text: str) -> tuple[str | None, str | None]:
+def opening_option(text: str, labels) -> str | None:
+    """The option label that opens ``text`` with its text ("A. Hanoi", "* (E) February", "(4) Mg"),
+    when it is one of ``labels`` (those the question lists, ``parse_options``); None otherwise, and
+    when a later line opens with a label too (the options listed again, no choice made)."""
+    first, *rest = text.strip().split("\n")
+    match = _OPTION_FIRST.match(first)
+    label = match and (match.group(1) or match.group(2))
+    if not label or label.upper() not in {str(x).upper() for x in labels} or any(map(_OPTION_FIRST.match, rest)):
+        return None
+    return label.upper()
+
+
+def extract_answer(text: str, options=None) -> tuple[str | None, str | None]:
     """``(answer, rule)``: the rule-extracted final answer of a candidate and the rule that found it
     (``final-answer``, ``boxed``, ``answer-is``, ``option``, ``option-first``, ``conclusion`` or ``last-number``;
-    the last is the weakest), or ``(None, None)`` when nothing is found."""
+    the last is the weakest), or ``(None, None)`` when nothing is found. ``options``: the option
+    labels the question lists (``parse_options``), for ``option-first`` (``opening_option``)."""
     if not isinstance(text, str) or not text.strip():
         return None, None
     answer = _last_answer_after(_FINAL, text, _SENTENCE_END)
@@ -281,9 +294,9 @@ def extract_answer(text: str) -> tuple[str | None, str | None]:
     option = _OPTION_LINE.search(last_line)
     if option:
         return option.group(1).upper(), "option"
-    option = _OPTION_FIRST.match(text)
-    if option and not any(_OPTION_FIRST.match(line) for line in text.strip().split("\n")[1:]):  # not a list of options
-        return next(filter(None, option.groups())), "option-first"
+    option = opening_option(text, options) if options else None
+    if option:
+        return option, "option-first"
     answer = conclusion_value(text)
     if answer:
         return answer, "conclusion"
@@ -291,9 +304,10 @@ def extract_answer(text: str) -> tuple[str | None, str | None]:
     return (numbers[-1].replace("−", "-"), "last-number") if numbers else (None, None)
 
 
-def final_answer(text: str) -> str | None:
-    """The rule-extracted final answer of a candidate, or None when nothing is found."""
-    return extract_answer(text)[0]
+def final_answer(text: str, options=None) -> str | None:
+    """The rule-extracted final answer of a candidate, or None when nothing is found (``options``:
+    as for ``extract_answer``)."""
+    return extract_answer(text, options)[0]
 
 
 def option_letter(s: str | None) -> str | None:
@@ -319,6 +333,13 @@ def normalize_answer(s: str | None) -> str:
     if len(s) > 2 and s[0] + s[-1] in ("()", "[]") and s.count(s[0]) == 1:
         s = s[1:-1]
     return " ".join(s.lower().split())
+
+
+def options_of(record: dict) -> list[str] | None:
+    """The option labels a multiple-choice record's question lists (for ``extract_answer``), else None."""
+    if record.get("category") != "multiple_choice" or not record.get("question"):
+        return None
+    return parse_options(record["question"])[0] or None
 
 
 def parse_options(question: str) -> tuple[list[str], list[str]]:

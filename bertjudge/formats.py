@@ -168,9 +168,9 @@ class Encoder:
                 else record["references"]),
         }
         if "A" in self.format.order:
-            from bertjudge.extract import concluding_statement, extract_answer, fmt, number_value
+            from bertjudge.extract import concluding_statement, extract_answer, fmt, number_value, options_of
 
-            answer, how = extract_answer(record["candidate"])
+            answer, how = extract_answer(record["candidate"], options_of(record))
             statement = concluding_statement(record["candidate"]) \
                 if how == "last-number" and self.format.answer_statement else None
             if statement:

@@ -4,7 +4,7 @@ from fractions import Fraction
 import pytest
 
 from bertjudge.extract import (boxed, concluding_statement, extract_answer, final_answer, fmt, normalize_answer,
-                               number_value, option_letter)
+                               number_value, option_letter, options_of)
 
 FINAL_ANSWER_CASES = [
     # (candidate, expected final answer)
@@ -88,15 +88,34 @@ REAL_STYLE_CASES = [
     ("- **Answer:** \\frac{9}{2}", "\\frac{9}{2}", "answer-is"),
     ("Therefore, the answer is $\\boxed{0}$.", "0", "boxed"),
     ("The probability is approximately 0.000867.", "0.000867", "conclusion"),
-    # short multiple-choice answers in SmolLM2's style: an option label that opens the answer with its text
-    ("A. Hanoi", "A", "option-first"),
-    ("* (E) February", "E", "option-first"),
-    ("- **C)** exclude\n\nThe opposite of include is exclude.", "C", "option-first"),
-    ("A. wolves\n\nThe plural form of the noun 'wolf' is 'wolves'.", "A", "option-first"),  # the letter, not the text
-    ("A. footen\nB. footes\nC. foots\nF. feet", None, None),  # the options repeated: no choice made
-    ("A leaf is not a plural noun.", None, None),  # an article, not a label
-    ("A.B. Smith wrote 3 books. He is 40.", "40", "conclusion"),  # initials, not a label
 ]
+
+
+# Short multiple-choice answers in SmolLM2's style, given the labels the question lists: an option
+# label that opens the answer with its text is the answer.
+@pytest.mark.parametrize("text,labels,expected", [
+    ("A. Hanoi", "ABCDE", ("A", "option-first")),
+    ("* (E) February", "ABCDEF", ("E", "option-first")),
+    ("- **C)** exclude\n\nThe opposite of include is exclude.", "ABCDE", ("C", "option-first")),
+    ("A. wolves\n\nThe plural form of the noun 'wolf' is 'wolves'.", "ABCDEFG", ("A", "option-first")),  # the letter
+    ("The symbol is:\n(4) Mg", ["1", "2", "3", "4"], ("4", "conclusion")),  # a label that does not open the answer
+    ("(4) Mg is magnesium.", ["1", "2", "3", "4"], ("4", "option-first")),
+    ("A. footen\nB. footes\nC. foots\nF. feet", "ABCDEFG", (None, None)),  # the options repeated: no choice
+    ("A leaf is not a plural noun.", "ABCDEFG", (None, None)),  # an article, not a label
+    ("J. K. Rowling wrote it.", "ABCD", (None, None)),  # not a listed label
+    ("A. Hanoi", None, (None, None)),  # no options listed: not read as a label
+    ("A: 24", None, ("24", "conclusion")),  # an extraction answer keeps its value
+    ("I. Let n be odd. Thus the result is 12.", None, ("12", "conclusion")),
+])
+def test_opening_option_label(text, labels, expected):
+    assert extract_answer(text, labels) == expected
+
+
+def test_options_of_a_record():
+    question = "Which is a fruit?\nA. apple\nB. chair\nC. road"
+    assert options_of({"category": "multiple_choice", "question": question}) == ["A", "B", "C"]
+    assert options_of({"category": "context_extraction", "question": question}) is None
+    assert options_of({"category": "multiple_choice", "question": "Name a fruit."}) is None
 
 
 @pytest.mark.parametrize("text,expected,rule", REAL_STYLE_CASES)

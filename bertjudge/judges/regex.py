@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.extract import final_answer, normalize_answer, option_letter
+from bertjudge.extract import final_answer, normalize_answer, option_letter, options_of
 from bertjudge.judges.lists import ScoresLists
 
 JUDGE_FILE = "judge.json"
@@ -78,8 +78,8 @@ class RegexJudge(ScoresLists):
         self.threshold = float(threshold)
 
     def _row(self, rec: dict) -> dict:
-        answer = final_answer(rec["candidate"])
         refs, category = rec["references"], rec.get("category", "other")
+        answer = final_answer(rec["candidate"], options_of(rec))
         row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
         if answer is None:
             return row
