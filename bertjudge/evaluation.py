@@ -30,10 +30,11 @@ def accuracy_interval(correct, n_boot: int = 1000, seed: int = 0, level: float =
     """Percentile bootstrap interval of the mean of 0/1 values (seeded).
 
     Without ``clusters``, rows are resampled with replacement; the number of ones is then
-    Binomial(n, mean), so that is sampled directly. With ``clusters`` (one key per row, e.g. its
-    question), whole clusters are resampled (a cluster bootstrap): rows that share a question are
-    not independent (a judge that misreads a problem misreads its many answers), and the row
-    bootstrap then gives too narrow an interval."""
+    Binomial(n, mean), so that is sampled directly. With ``clusters`` (one key per row, compared as
+    strings, e.g. its question), whole clusters are resampled (a cluster bootstrap of the pooled
+    accuracy): rows that share a question are not independent (a judge that misreads a problem
+    misreads its many answers), and the row bootstrap then gives too narrow an interval. Fewer than
+    two clusters give no interval (NaN); a handful give a rough one."""
     correct = np.asarray(correct, dtype=float)
     if len(correct) == 0:
         return math.nan, math.nan
@@ -41,12 +42,14 @@ def accuracy_interval(correct, n_boot: int = 1000, seed: int = 0, level: float =
     index = None if clusters is None else np.unique(np.asarray(clusters, dtype=str), return_inverse=True)[1]
     if index is None or index.max() + 1 == len(correct):  # one row per cluster: resampling rows
         means = rng.binomial(len(correct), correct.mean(), n_boot) / len(correct)
+    elif index.max() == 0:
+        return math.nan, math.nan
     else:
         ones, sizes = np.bincount(index, weights=correct), np.bincount(index).astype(float)
         k, means = len(sizes), []
         for start in range(0, n_boot, 100):  # 100 resamples at a time: memory stays bounded
-            draws = rng.multinomial(k, np.full(k, 1 / k), size=min(100, n_boot - start))  # times each cluster is drawn
-            means.append(draws @ ones / (draws @ sizes))
+            drawn = rng.integers(0, k, (min(100, n_boot - start), k))  # k clusters drawn with replacement
+            means.append(ones[drawn].sum(axis=1) / sizes[drawn].sum(axis=1))
         means = np.concatenate(means)
     low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
     return float(low), float(high)

@@ -90,6 +90,20 @@ def test_cluster_bootstrap_resamples_whole_questions():
     singles = (rng.random(500) < 0.8).astype(float)
     one, two = accuracy_interval(singles, 4000, 1, clusters=np.arange(500)), accuracy_interval(singles, 4000, 1)
     assert one == pytest.approx(two, abs=0.01)
+    assert all(map(np.isnan, accuracy_interval(correct[:10], clusters=questions[:10])))  # one question: no interval
+
+
+def test_cluster_bootstrap_pools_rows_of_unequal_questions():
+    # one big question answered wrong, 30 one-answer questions answered right: the pooled accuracy
+    # (30/130) is the estimate, not the mean of per-question accuracies (30/31)
+    correct = np.r_[np.zeros(100), np.ones(30)]
+    questions = np.r_[np.zeros(100, int), np.arange(1, 31)]
+    low, high = accuracy_interval(correct, n_boot=4000, seed=0, clusters=questions)
+    drawn = np.random.default_rng(7).integers(0, 31, (4000, 31))
+    ones, sizes = np.r_[0.0, np.ones(30)], np.r_[100.0, np.ones(30)]
+    ref_low, ref_high = np.quantile(ones[drawn].sum(1) / sizes[drawn].sum(1), [0.025, 0.975])
+    assert low == pytest.approx(ref_low, abs=0.02) and high == pytest.approx(ref_high, abs=0.02)
+    assert low < 30 / 130 < high
 
 
 def test_report_intervals_draw_a_questions_answers_together():
@@ -101,6 +115,9 @@ def test_report_intervals_draw_a_questions_answers_together():
         record["question"] = f"question {i}"  # now every answer has its own question
     rows = build_report(records, {"j": scores}, n_boot=2000)["judges"]["j"]["overall"]["ci95"]
     assert clustered[1] - clustered[0] > 2 * (rows[1] - rows[0])
+    for record in records:
+        record["question"] = None  # no question: every row is its own cluster
+    assert build_report(records, {"j": scores}, n_boot=2000)["judges"]["j"]["overall"]["ci95"] == rows
 
 
 def test_human_accuracy_formula_matches_simulation():
