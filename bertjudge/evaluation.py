@@ -260,7 +260,8 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
     lines = ["# Judge evaluation", "",
              f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
              f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
-             f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); κ = Cohen's kappa against the labels.", ""]
+             f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); "
+             "κ = Cohen's kappa against the labels.", ""]
     header = ["judge", "threshold", "accuracy [95% CI]", "κ", "unparsed", "ECE"]
     if report["rho"] is not None:
         header.append(f"est. accuracy vs humans (ρ={report['rho']})")
@@ -406,7 +407,8 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")
     parser.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples of questions (all answers to a question are drawn together; default 1000)")
+    parser.add_argument("--bootstrap", type=int, default=1000,
+                        help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.rho is not None and not 0.0 <= args.rho <= 1.0:

@@ -2,8 +2,8 @@
 
 ``final_answer`` looks, in this order, for: the last "Final answer:" marker, the last
 ``\\boxed{…}`` / ``\\fbox{…}`` (nested braces kept), the last "the answer is X" (or an
-"Answer: X" line), a trailing option letter, — given the option labels a question lists — one of
-them opening the answer with its text ("A. Hanoi", "* (E) February"), the value stated in the concluding sentence
+"Answer: X" line), a trailing option letter, a listed option label that opens the answer with its
+text (given the question's labels: "A. Hanoi", "* (E) February"), the value stated in the concluding sentence
 ("Therefore, there are 5,050 triples such that a + b + c = 99." → 5,050), and the last number.
 A marker followed by a whole sentence ("Final Answer: The smallest value of x^2 + 1 is 1.")
 gives the value that sentence states. ``extract_answer`` also says which rule found the answer.
