@@ -9,11 +9,12 @@
     # 3. merge
     python scripts/manual_set.py build --pool /tmp/manual --labels data/real/manual-v1 --out data/real/manual-v1.jsonl.gz
 
-manual-v2 extends v1 (``build --extend``) with rows each read twice; ``agree`` compares two readings
-(data/real/README.md has its exact commands). The same two steps make the read training sets (data/real/README.md has their exact commands): `pool
---splits train --unlabelled` samples CHAMP train problems only, `--exclude` skips rows read in earlier
-rounds, `--smollm2` takes generated answers; `build --val-percent P` splits train/val by problem
-(or generated item) instead of marking every row test, and `--pool` may be the champ file itself.
+manual-v2 extends v1 (``build --extend``) with rows each read twice; ``agree`` compares two readings.
+The same two steps make the read training sets: `pool --splits train --unlabelled` samples CHAMP
+train problems only, `--exclude` skips rows read in earlier rounds, `--smollm2` takes generated
+answers; `build --val-percent P` splits train/val by problem (or generated item) instead of marking
+every row test, and `--pool` may be the champ file itself.
+data/real/README.md has the exact commands of every set.
 
 Records keep their fields; ``label`` and ``label_source`` ("human") come from the labels, the rule
 label (when the rules gave one) moves to ``meta.rule_label``, and ``meta.manual`` keeps the hard flag
