@@ -200,6 +200,10 @@ def cli(argv: list[str]) -> int:
     parser.add_argument("--bias", action="store_true",
                         help="fit a bias too: for data whose share of correct answers differs from the training "
                              "data's (without it, the temperature alone is fitted and the bias set to 0)")
+    parser.add_argument("--cascade", action="store_true",
+                        help="calibrate the judge for 'cascade:OUT': fit on the rows the cascade's rules leave to "
+                             "it (those without a rule match, which hold fewer correct answers than all rows) and "
+                             "report the whole cascade's figures (rule matches score 1)")
     parser.add_argument("--folds", type=int, default=5, help="folds by question for the cross-fitted figures (0: none)")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
@@ -220,25 +224,47 @@ def cli(argv: list[str]) -> int:
         print("bertjudge calibrate: the data needs labelled rows of both classes", file=sys.stderr)
         return 2
     logits = judge.logits_records(records, args.batch_size, progress=True)
+    ruled = np.zeros(len(records), dtype=bool)  # rows the cascade's rules decide (score 1)
+    if args.cascade:
+        from bertjudge.judges.routing import CascadeJudge
+
+        cascade = CascadeJudge(judge)
+        ruled = np.array([cascade.accepts(row) for row in cascade.rules.details(records, progress=True)])
+        if len(set(labels[~ruled].tolist())) < 2:
+            print("bertjudge calibrate: the rows the rules leave to the judge need labels of both classes",
+                  file=sys.stderr)
+            return 2
+        print(f"the cascade's rules decide {ruled.sum()} of {len(records)} rows "
+              f"({labels[ruled].mean() if ruled.any() else float('nan'):.1%} of them correct); "
+              f"the judge is calibrated on the other {(~ruled).sum()}")
+
+    def scored(probs):  # the judge's (or, with --cascade, the whole cascade's) probabilities
+        return np.where(ruled, 1.0, probs)
+
     saved = f"as saved (temperature {judge.temperature:.3f}, bias {judge.bias:.3f})"
-    scores = {saved: calibrated(logits, judge.temperature, judge.bias)}
+    scores = {saved: scored(calibrated(logits, judge.temperature, judge.bias))}
     previous = judge.provenance.get("calibration")
-    calibration = calibrate(judge, records, fit_bias=args.bias, logits=logits)
+    mine = [r for r, ruled_row in zip(records, ruled) if not ruled_row]
+    calibration = calibrate(judge, mine, fit_bias=args.bias, logits=logits[~ruled])
     fitted = f"refitted (temperature {judge.temperature:.3f}, bias {judge.bias:.3f}), on these rows"
-    scores[fitted] = calibrated(logits, judge.temperature, judge.bias)
+    scores[fitted] = scored(calibrated(logits, judge.temperature, judge.bias))
     if args.folds >= 2:
-        metas = [r.get("meta") or {} for r in records]
-        groups = [m.get("problem") or m.get("item") or r["question"] for m, r in zip(metas, records)]
-        cross = cross_fitted(logits, labels, groups, fit_bias=args.bias, folds=args.folds)
+        metas = [r.get("meta") or {} for r in mine]
+        groups = [m.get("problem") or m.get("item") or r["question"] for m, r in zip(metas, mine)]
+        cross = np.ones(len(records))
+        cross[~ruled] = cross_fitted(logits[~ruled], labels[~ruled], groups, fit_bias=args.bias, folds=args.folds)
         scores[f"refitted, cross-fitted ({args.folds} folds by question)"] = cross
-    print(f"{len(records)} labelled rows ({labels.mean():.1%} correct); ECE of a calibrated judge on them: "
+    what = "the cascade" if args.cascade else "the judge"
+    print(f"{len(records)} labelled rows ({labels.mean():.1%} correct); ECE of {what}, if calibrated, on them: "
           f"~{ece_if_calibrated(scores[fitted])['mean']:.3f}")
-    print(f"{'calibration':<72} {'ECE':>7} {'accuracy':>9}")
+    print(f"{'calibration' + (' (the whole cascade)' if args.cascade else ''):<72} {'ECE':>7} {'accuracy':>9}")
     for name, probs in scores.items():
         print(f"{name:<72} {expected_calibration_error(probs, labels):7.4f} "
               f"{((probs >= judge.threshold) == labels).mean():9.4f}")
     judge.provenance["calibration"] = {
         **calibration, "data": args.data, **({"previous": previous} if previous else {}),
+        **({"for": "cascade: fitted on the rows without a rule match; use as cascade:<this judge>"}
+           if args.cascade else {}),
         **({"cross_fitted_ece": expected_calibration_error(cross, labels)} if args.folds >= 2 else {})}
     judge.export(args.out)
     print(f"wrote {args.out}")

@@ -169,6 +169,33 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
     assert Judge.load(str(tmp_path / "b")).bias == 0.0
 
 
+def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(tiny_backbone, tmp_path, capsys):
+    import json
+
+    from bertjudge.api import Judge
+    from bertjudge.calibration import cli
+    from bertjudge.data.sources import load_source
+    from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.judges.regex import RegexJudge
+
+    EncoderJudge(backbone=tiny_backbone, temperature=2.0).export(tmp_path / "a")
+    source = "embedded:val?n=64"
+    assert cli([str(tmp_path / "a"), "--data", source, "--bias", "--cascade", "--folds", "2",
+                "--out", str(tmp_path / "b")]) == 0
+    records = list(load_source(source))
+    ruled = np.array([row["match"] and not row["unparsed"] for row in RegexJudge().details(records)])
+    assert 0 < ruled.sum() < len(records)  # both kinds of rows are there
+    out = capsys.readouterr().out
+    assert f"the cascade's rules decide {ruled.sum()} of {len(records)} rows" in out
+    assert "(the whole cascade)" in out
+    judge = Judge.load(str(tmp_path / "b"))
+    z = judge.logits_records([r for r, x in zip(records, ruled) if not x])
+    y = np.array([r["label"] for r, x in zip(records, ruled) if not x])
+    assert (judge.temperature, judge.bias) == pytest.approx(fit_platt(z, y), rel=1e-4)  # those rows only
+    fitted = json.loads((tmp_path / "b" / "judge.json").read_text())["provenance"]["calibration"]
+    assert fitted["rows"] == len(y) and fitted["for"].startswith("cascade")
+
+
 def test_the_calibrate_command_refuses_a_judge_without_a_calibration(tmp_path, capsys):
     from bertjudge.calibration import cli
 

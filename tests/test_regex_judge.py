@@ -33,6 +33,13 @@ CASES = [
     ("Final answer: 1,234", "1234", "open_math", None, 1, False),
     ("Final answer: 13", "12", "open_math", None, 0, False),
     ("Final answer: \\frac{1", "12", "open_math", None, 0, True),
+    # no marker: the concluding statement, not its stray last number ("1" of "1/n"), is the math answer
+    ("Dividing by n, 1/n ≤ x_1^2 + ... + x_n^2.\nTherefore, the minimum of x_1^2 + ... + x_n^2 is 1/n.", "1/n",
+     "open_math", None, 1, False),
+    ("Therefore, the minimum of x_1^2 + ... + x_n^2 is \\( \\frac{1}{n} \\).", "1/n", "open_math", None, 1, False),
+    ("Therefore, the minimum of x_1^2 + ... + x_n^2 is 1/(2n).", "1/n", "open_math", None, 0, False),
+    ("So the count is C(n, 4) = n(n-1)(n-2)(n-3)/24.", "n(n-1)(n-2)(n-3)/24", "open_math", None, 1, False),
+    ("We multiply 3 by 4 to get twelve: 12", "12", "open_math", None, 1, False),  # no statement: the last number
     ("Final answer: the Treaty of Westphalia", "Treaty of Westphalia", "context_extraction", None, 1, False),
     ("Final answer: the Congress of Vienna", "Treaty of Westphalia", "context_extraction", None, 0, False),
     ("I cannot tell from the passage.", "Treaty of Westphalia", "context_extraction", None, 0, True),

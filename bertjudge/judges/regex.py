@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.extract import final_answer, normalize_answer, option_letter, options_of
+from bertjudge.extract import concluding_statement, extract_answer, normalize_answer, option_letter, options_of
 from bertjudge.judges.lists import ScoresLists
 
 JUDGE_FILE = "judge.json"
@@ -79,9 +79,20 @@ class RegexJudge(ScoresLists):
 
     def _row(self, rec: dict) -> dict:
         refs, category = rec["references"], rec.get("category", "other")
-        answer = final_answer(rec["candidate"], options_of(rec))
+        answer, how = extract_answer(rec["candidate"], options_of(rec))
         row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
         if answer is None:
+            return row
+        if category == "open_math":
+            # without a marker, what the concluding sentence states ("the minimum is 1/n") is the answer
+            # before the last number, often a stray number of an expression answer ("1" of "1/n")
+            statement = concluding_statement(rec["candidate"]) if how == "last-number" else None
+            for answer in filter(None, (statement, answer)):
+                row["match"], parsed = math_equal(refs, answer)
+                if parsed:
+                    break
+            row["answer"], row["unparsed"] = answer, not parsed
+            row["match"] |= normalize_answer(answer) in {normalize_answer(r) for r in refs}
             return row
         norm = normalize_answer(answer)
         if category == "multiple_choice":
@@ -97,10 +108,6 @@ class RegexJudge(ScoresLists):
                     ref_norm = normalize_answer(ref)
                     stripped = normalize_answer(re.sub(r"^\s*[(\[]?[A-J][)\].:]\s+", "", answer))
                     row["match"] |= ref_norm in (norm, stripped, options.get(letter))
-        elif category == "open_math":
-            row["match"], parsed = math_equal(refs, answer)
-            row["match"] |= norm in {normalize_answer(r) for r in refs}
-            row["unparsed"] = not parsed
         else:
             if category == "other" and norm in {normalize_answer(r) for r in refs}:
                 row["match"], row["similarity"] = True, 1.0

@@ -87,7 +87,8 @@ class CascadeJudge(ScoresLists):
         """Forget the rows counted in ``routing`` so far."""
         self._counts = {s: {"seen": 0, "decided": 0, "seconds": 0.0} for s in self.stages}
 
-    def _accept(self, rule_row: dict) -> bool:
+    def accepts(self, rule_row: dict) -> bool:
+        """Whether the rules decide a row, from its ``RegexJudge.details`` row."""
         return not rule_row["unparsed"] and (rule_row["match"] or self.rules_accept == "parsed")
 
     def _stage(self, name: str, judge, records: list[dict], rows: list[dict], idx: list[int],
@@ -119,7 +120,7 @@ class CascadeJudge(ScoresLists):
         self._counts["rules"]["seen"] += len(records)
         for row, rule in zip(rows, rule_rows):
             row["scores"]["rules"] = None if rule["unparsed"] else rule["score"]
-            if self._accept(rule):
+            if self.accepts(rule):
                 row.update(stage="rules", score=rule["score"])
         todo = [i for i, row in enumerate(rows) if row["stage"] is None]
         todo = self._stage("model", self.model, records, rows, todo, batch_size, progress)
