@@ -81,8 +81,8 @@ class RegexJudge(ScoresLists):
         refs, category = rec["references"], rec.get("category", "other")
         answer, how = extract_answer(rec["candidate"], options_of(rec))
         row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
-        if answer is None:
-            return row
+        if answer is None or category == "multiple_choice" and how in ("conclusion", "last-number"):
+            return {**row, "unparsed": True}  # a number of the last sentence is no choice (often options listed again)
         if category == "open_math":
             # without a marker, what the concluding sentence states ("the minimum is 1/n") is the answer
             # before the last number, often a stray number of an expression answer ("1" of "1/n")
