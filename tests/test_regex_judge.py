@@ -28,7 +28,9 @@ CASES = [
     ("A. Paris\n\nThe capital of France is Paris.", "B", "multiple_choice", MC_QUESTION, 0, False),  # A is London
     ("B. Paris", "B", "multiple_choice", None, 0, True),  # no listed options: not read as a label
     ("A) 28\nB) 25\nE) 22", "E", "multiple_choice", "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nE) 22", 0, True),
-    # the options listed again: the number of the last line is no choice
+    # the options listed again: the number of the last line is no choice; a concluding sentence's number is
+    ("The sequence adds 3 each time.\nSo the next number is 22.", "E", "multiple_choice",
+     "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nE) 22", 1, False),
     ("A: 24", "24", "context_extraction", None, 1, False),  # not a multiple-choice label
     ("So 1/2 of it.\nFinal answer: $\\frac{1}{2}$", "0.5", "open_math", None, 1, False),
     ("We get \\boxed{\\frac{\\sqrt{2}}{2}}", "\\sqrt{2}/2", "open_math", None, 1, False),

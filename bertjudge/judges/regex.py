@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.extract import concluding_statement, extract_answer, normalize_answer, option_letter, options_of
+from bertjudge.extract import (concluding_statement, extract_answer, normalize_answer, option_letter, options_of,
+                               parse_options)
 from bertjudge.judges.lists import ScoresLists
 
 JUDGE_FILE = "judge.json"
@@ -81,8 +82,9 @@ class RegexJudge(ScoresLists):
         refs, category = rec["references"], rec.get("category", "other")
         answer, how = extract_answer(rec["candidate"], options_of(rec))
         row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
-        if answer is None or category == "multiple_choice" and how in ("conclusion", "last-number"):
-            return {**row, "unparsed": True}  # a number of the last sentence is no choice (often options listed again)
+        if answer is None or category == "multiple_choice" and how in ("conclusion", "last-number") \
+                and parse_options(rec["candidate"])[0]:  # the options listed again: their last number is no choice
+            return {**row, "unparsed": True}
         if category == "open_math":
             # without a marker, what the concluding sentence states ("the minimum is 1/n") is the answer
             # before the last number, often a stray number of an expression answer ("1" of "1/n")
