@@ -1,9 +1,11 @@
 """The lexical baseline: extract the final answer by rules, then compare it by record category.
 
 - ``multiple_choice``: option letters compared after normalization; the option text is accepted
-  (mapped through the options listed in the question when there are any);
+  (mapped through the options listed in the question when there are any); a candidate that lists the
+  options again and names none by a marker is unparsed (the last listed option is no choice);
 - ``context_extraction``: ROUGE-L F1 against the reference >= ``threshold`` (fit on labelled data);
-- ``open_math``: Math-Verify equivalence (answers wrapped in ``$…$``);
+- ``open_math``: Math-Verify equivalence (answers wrapped in ``$…$``); where only the last-number rule
+  finds an answer, what the concluding sentence states is compared instead ("is 1/n." → ``1/n``);
 - ``other``: normalized exact match, else ROUGE-L F1 >= ``threshold``.
 
 A row whose answer could not be extracted (or, for math, parsed) is flagged ``unparsed``.
