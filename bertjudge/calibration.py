@@ -201,9 +201,9 @@ def cli(argv: list[str]) -> int:
                         help="fit a bias too: for data whose share of correct answers differs from the training "
                              "data's (without it, the temperature alone is fitted and the bias set to 0)")
     parser.add_argument("--cascade", action="store_true",
-                        help="calibrate the judge for 'cascade:OUT': fit on the rows the cascade's rules leave to "
-                             "it (those without a rule match, which hold fewer correct answers than all rows) and "
-                             "report the whole cascade's figures (rule matches score 1)")
+                        help="calibrate the judge for 'cascade:OUT' (its default rules=match): fit on the rows the "
+                             "cascade's rules leave to it (those without a rule match, which hold fewer correct "
+                             "answers than all rows) and report the whole cascade's figures (rule matches score 1)")
     parser.add_argument("--folds", type=int, default=5, help="folds by question for the cross-fitted figures (0: none)")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
@@ -263,9 +263,10 @@ def cli(argv: list[str]) -> int:
               f"{((probs >= judge.threshold) == labels).mean():9.4f}")
     judge.provenance["calibration"] = {
         **calibration, "data": args.data, **({"previous": previous} if previous else {}),
-        **({"for": "cascade: fitted on the rows without a rule match; use as cascade:<this judge>"}
-           if args.cascade else {}),
-        **({"cross_fitted_ece": expected_calibration_error(cross, labels)} if args.folds >= 2 else {})}
+        **({"for": "cascade: fitted on the rows without a rule match; use as cascade:<this judge> "
+                   "(the default rules=match)"} if args.cascade else {}),
+        **({("cascade_cross_fitted_ece" if args.cascade else "cross_fitted_ece"):
+            expected_calibration_error(cross, labels)} if args.folds >= 2 else {})}
     judge.export(args.out)
     print(f"wrote {args.out}")
     return 0

@@ -238,10 +238,14 @@ def concluding_statement(text: str, max_sentences: int = 3) -> str | None:
     return statement[:MAX_STATEMENT_CHARS] or None
 
 
+def is_prose(text: str) -> bool:
+    """Whether ``text`` holds three words in a row outside ``$…$`` and ``\\(…\\)``: words, not a formula."""
+    return bool(_PROSE.search(re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", text)))
+
+
 def _refine(answer: str) -> str:
     """A marker's answer that is a whole sentence gives the value that sentence states."""
-    outside_math = re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", answer)
-    if _PROSE.search(outside_math):
+    if is_prose(answer):
         return _copula_value(answer)[0] or answer
     return answer
 

@@ -194,6 +194,20 @@ def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(t
     assert (judge.temperature, judge.bias) == pytest.approx(fit_platt(z, y), rel=1e-4)  # those rows only
     fitted = json.loads((tmp_path / "b" / "judge.json").read_text())["provenance"]["calibration"]
     assert fitted["rows"] == len(y) and fitted["for"].startswith("cascade")
+    # the printed figures are the whole cascade's: rule matches score 1, the judge the other rows
+    labels = np.array([r["label"] for r in records])
+    z_all = judge.logits_records(records)
+    cascade = np.where(ruled, 1.0, 1 / (1 + np.exp(-(z_all / judge.temperature + judge.bias))))
+    refitted = next(line for line in out.splitlines() if line.startswith("refitted (")).split()
+    assert float(refitted[-2]) == pytest.approx(expected_calibration_error(cascade, labels), abs=1e-4)
+    assert float(refitted[-1]) == pytest.approx(((cascade >= 0.5) == labels).mean(), abs=1e-4)
+    printed = next(line for line in out.splitlines() if "cross-fitted" in line).split()
+    groups = [(r.get("meta") or {}).get("problem") or (r.get("meta") or {}).get("item") or r["question"]
+              for r, x in zip(records, ruled) if not x]
+    cross = np.ones(len(records))
+    cross[~ruled] = cross_fitted(z_all[~ruled], labels[~ruled], groups, fit_bias=True, folds=2)
+    assert float(printed[-2]) == pytest.approx(expected_calibration_error(cross, labels), abs=1e-4)
+    assert fitted["cascade_cross_fitted_ece"] == pytest.approx(float(printed[-2]), abs=1e-4)
 
 
 def test_the_calibrate_command_refuses_a_judge_without_a_calibration(tmp_path, capsys):

@@ -31,6 +31,10 @@ CASES = [
     # the options listed again: the number of the last line is no choice; a concluding sentence's number is
     ("The sequence adds 3 each time.\nSo the next number is 22.", "E", "multiple_choice",
      "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nE) 22", 1, False),
+    ("1. adds 3.\n2. 19+3=22.\nSo the next number is 22.", "C", "multiple_choice",  # numbered steps are no options
+     "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nC) 22", 1, False),
+    ("1) 28\n2) 25\n3) 22 (the sum of 19 and 3)", "3", "multiple_choice",  # found by the last-number rule
+     "Next after 10, 13, 16, 19?\n1) 28\n2) 25\n3) 22", 0, True),
     ("A: 24", "24", "context_extraction", None, 1, False),  # not a multiple-choice label
     ("So 1/2 of it.\nFinal answer: $\\frac{1}{2}$", "0.5", "open_math", None, 1, False),
     ("We get \\boxed{\\frac{\\sqrt{2}}{2}}", "\\sqrt{2}/2", "open_math", None, 1, False),
@@ -44,6 +48,7 @@ CASES = [
     ("Therefore, the minimum of x_1^2 + ... + x_n^2 is 1/(2n).", "1/n", "open_math", None, 0, False),
     ("So the count is C(n, 4) = n(n-1)(n-2)(n-3)/24.", "n(n-1)(n-2)(n-3)/24", "open_math", None, 1, False),
     ("We multiply 3 by 4 to get twelve: 12", "12", "open_math", None, 1, False),  # no statement: the last number
+    ("Thus there are no other solutions besides the ones with 2 or 3.", "3", "open_math", None, 0, True),  # words
     ("Final answer: the Treaty of Westphalia", "Treaty of Westphalia", "context_extraction", None, 1, False),
     ("Final answer: the Congress of Vienna", "Treaty of Westphalia", "context_extraction", None, 0, False),
     ("I cannot tell from the passage.", "Treaty of Westphalia", "context_extraction", None, 0, True),

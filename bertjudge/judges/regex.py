@@ -5,7 +5,8 @@
   options again and names none by a marker is unparsed (the last listed option is no choice);
 - ``context_extraction``: ROUGE-L F1 against the reference >= ``threshold`` (fit on labelled data);
 - ``open_math``: Math-Verify equivalence (answers wrapped in ``$…$``); where only the last-number rule
-  finds an answer, what the concluding sentence states is compared instead ("is 1/n." → ``1/n``);
+  finds an answer, what the concluding sentence states is compared instead ("is 1/n." → ``1/n``), and
+  there is none when that is words ("there are no such sequences");
 - ``other``: normalized exact match, else ROUGE-L F1 >= ``threshold``.
 
 A row whose answer could not be extracted (or, for math, parsed) is flagged ``unparsed``.
@@ -21,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.extract import (concluding_statement, extract_answer, normalize_answer, option_letter, options_of,
-                               parse_options)
+from bertjudge.extract import (concluding_statement, extract_answer, is_prose, normalize_answer, option_letter,
+                               options_of, parse_options)
 from bertjudge.judges.lists import ScoresLists
 
 JUDGE_FILE = "judge.json"
@@ -82,19 +83,22 @@ class RegexJudge(ScoresLists):
 
     def _row(self, rec: dict) -> dict:
         refs, category = rec["references"], rec.get("category", "other")
-        answer, how = extract_answer(rec["candidate"], options_of(rec))
+        labels = options_of(rec)
+        answer, how = extract_answer(rec["candidate"], labels)
         row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
-        if answer is None or category == "multiple_choice" and how in ("conclusion", "last-number") \
-                and parse_options(rec["candidate"])[0]:  # the options listed again: their last number is no choice
-            return {**row, "unparsed": True}
+        if answer is None:
+            return row
+        if labels and how in ("conclusion", "last-number"):  # only weak rules found it: are the options listed again?
+            relisted = parse_options(rec["candidate"])[0]
+            if relisted and set(relisted) <= set(labels):  # then the number of the last one is no choice
+                return {**row, "unparsed": True}
         if category == "open_math":
-            # without a marker, what the concluding sentence states ("the minimum is 1/n") is the answer
-            # before the last number, often a stray number of an expression answer ("1" of "1/n")
-            statement = concluding_statement(rec["candidate"]) if how == "last-number" else None
-            for answer in filter(None, (statement, answer)):
-                row["match"], parsed = math_equal(refs, answer)
-                if parsed:
-                    break
+            if how == "last-number":  # no marker: what the concluding sentence states ("the minimum is 1/n"),
+                statement = concluding_statement(rec["candidate"])  # not a stray number of it ("1" of "1/n")
+                if statement and is_prose(statement):  # "there are no such sequences": no math answer
+                    return {**row, "answer": statement, "unparsed": True}
+                answer = statement or answer
+            row["match"], parsed = math_equal(refs, answer)
             row["answer"], row["unparsed"] = answer, not parsed
             row["match"] |= normalize_answer(answer) in {normalize_answer(r) for r in refs}
             return row
