@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "other")
+CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "open_qa", "other")
 SCHEMA_FIELDS = (
     "id", "task", "category", "question", "candidate", "references", "label",
     "label_source", "candidate_model", "split", "meta",

@@ -25,6 +25,8 @@ TASK_CATEGORIES = {
                      "arc-challenge", "gpqa"], "multiple_choice"),
     **dict.fromkeys(["squad_v2", "squad-v2", "hotpotqa", "drop", "coqa"], "context_extraction"),
     **dict.fromkeys(["gsm8k", "math", "asdiv", "aime24", "aime25", "aime_2024", "aime_2025"], "open_math"),
+    **dict.fromkeys(["nq_open", "nq-open", "triviaqa", "trivia_qa", "webqs", "web_questions", "evouna-tq",
+                     "evouna-nq"], "open_qa"),
 }
 
 

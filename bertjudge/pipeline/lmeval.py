@@ -29,6 +29,7 @@ _PREFIXES = {  # lm-eval task families → categories
     "hellaswag": "multiple_choice", "squad": "context_extraction", "drop": "context_extraction",
     "coqa": "context_extraction", "hotpot": "context_extraction", "gsm8k": "open_math", "minerva_math": "open_math",
     "hendrycks_math": "open_math", "math": "open_math", "asdiv": "open_math", "aime": "open_math",
+    "nq_open": "open_qa", "triviaqa": "open_qa", "webqs": "open_qa",
 }
 
 

@@ -32,6 +32,7 @@ _WHAT = {  # what X is in "Final answer: X", per category
     "multiple_choice": "the letter of the correct option",
     "context_extraction": "the answer, as short as possible (a few words from the passage)",
     "open_math": "the final result (a number or a mathematical expression)",
+    "open_qa": "the answer, as short as possible (a name, a date, a number or a few words)",
     "other": "the answer, as short as possible",
 }
 
