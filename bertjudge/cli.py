@@ -20,6 +20,7 @@ COMMANDS = {
     "label": ("bertjudge.pipeline.label", "cli", "label candidates with a teacher (LLM judge, rules or humans)"),
     "build": ("bertjudge.pipeline.build", "cli", "build a balanced training mixture with in- and out-of-domain splits"),
     "import-lmeval": ("bertjudge.pipeline.lmeval", "cli", "read lm-evaluation-harness samples files as records"),
+    "import-evouna": ("bertjudge.pipeline.evouna", "cli", "EVOUNA's human-judged open-QA answers (NQ/TQ) as records"),
     "champ": ("bertjudge.pipeline.champ", "cli", "real GPT/PaLM math solutions (champ-dataset) as rule-labelled records"),
     "zoo": ("bertjudge.zoo", "cli", "list, show, pull, publish and verify published judges"),
     "bench": ("bertjudge.bench", "cli", "measure FLOPs, latency and memory of judges; the Pareto plot"),

@@ -14,6 +14,7 @@ gives the value that sentence states. ``extract_answer`` also says which rule fo
 from __future__ import annotations
 
 import re
+import unicodedata
 from fractions import Fraction
 
 _FINAL = re.compile(r"final\s+answer\s*\**\s*(?::|\bis\b\s*:?)\s*\**", re.IGNORECASE)
@@ -450,3 +451,43 @@ def number_value(answer: str | None) -> Fraction | None:
         return -value if m[1] == "-" else value
     value = _words_value(s)
     return Fraction(value) if value is not None else None
+
+
+# ---- open QA: does the answer name a reference? ----------------------------------------------
+_QA_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_QA_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*")
+_QA_INVERTED = re.compile(r"([^,]+),\s*([^,]+)")
+
+
+def qa_normalize(text: str) -> str:
+    """SQuAD-style normal form for open-QA matching: accents and case dropped, punctuation as
+    spaces, articles removed ("The Muppet Show." → "muppet show")."""
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).lower()
+    text = "".join(" " if unicodedata.category(c).startswith(("P", "S")) else c for c in text)
+    return " ".join(_QA_ARTICLES.sub(" ", text).split())
+
+
+def alias_forms(reference: str) -> list[str]:
+    """A reference's normal forms: as written, without a parenthetical ("Matthew Perry
+    (disambiguation)" → "matthew perry") and un-inverted ("Perry, Matthew" → "matthew perry")."""
+    forms = {reference}
+    bare = _QA_PARENTHETICAL.sub(" ", reference).strip()
+    if bare:
+        forms.add(bare)
+        inverted = _QA_INVERTED.fullmatch(bare)
+        if inverted:
+            forms.add(f"{inverted[2]} {inverted[1]}")
+    return sorted(f for f in dict.fromkeys(map(qa_normalize, forms)) if f)
+
+
+def reference_recall(candidate: str, references: list[str]) -> float:
+    """The largest share of one reference form's words that the candidate contains (1.0: some
+    reference appears word for word, in any order; 0.0: none of their words does)."""
+    words = set(qa_normalize(candidate).split())
+    best = 0.0
+    for ref in references:
+        for form in alias_forms(ref):
+            tokens = form.split()
+            best = max(best, sum(t in words for t in tokens) / len(tokens))
+    return best

@@ -211,3 +211,16 @@ def test_number_value_reads_the_corpus_number_words():
     from bertjudge.data.corpus import words
 
     assert all(number_value(words(n)) == n for n in list(range(-20, 1000)) + [1000, 1001, 21300, 999999])
+
+
+def test_open_qa_matching():
+    from bertjudge.extract import alias_forms, qa_normalize, reference_recall
+
+    assert qa_normalize("The Muppet Show!") == "muppet show"
+    assert qa_normalize("Niccolò  Paganini") == "niccolo paganini"
+    assert alias_forms("Perry, Matthew") == ["matthew perry", "perry matthew"]
+    assert alias_forms("Cob (swan)") == ["cob", "cob swan"]
+    assert reference_recall("Perth lies on the Swan River.", ["Swan River (Western Australia)"]) == 1.0
+    assert reference_recall("It is in Lyon.", ["Paris", "Ville de Paris"]) == 0.0
+    assert reference_recall("Upper Volta", ["Republic of Upper Volta"]) == 0.5  # 2 of 4 words ("of" counts)
+    assert reference_recall("The Volta", ["The Volta River"]) == 0.5  # articles do not count

@@ -53,6 +53,15 @@ CASES = [
     ("Final answer: the Congress of Vienna", "Treaty of Westphalia", "context_extraction", None, 0, False),
     ("I cannot tell from the passage.", "Treaty of Westphalia", "context_extraction", None, 0, True),
     ("Final answer: **Blue**", "blue", "other", None, 1, False),
+    # open QA: a reference (any alias, any case, accents and articles aside) named anywhere in the answer
+    ("The Chipmunks were created by Ross Bagdasarian Sr., known as \"David Seville\".", ["David Seville"],
+     "open_qa", None, 1, False),
+    ("Matthew Perry played Chandler Bing.", ["Perry, Matthew", "Matthew Perry (disambiguation)"], "open_qa", None,
+     1, False),
+    ("Upper Volta changed its name in 1984.", ["Republic of Upper Volta"], "open_qa", None, 1, False),  # 2 of 4 words
+    ("It was created by Ross Bagdasarian Sr. in 1958.", ["David Seville"], "open_qa", None, 0, False),
+    ("Reasoning about Seville...\nFinal answer: Madrid", ["Seville"], "open_qa", None, 0, False),  # the marked answer
+    ("   ", ["Paris"], "open_qa", None, 0, True),
 ]
 
 
