@@ -58,6 +58,12 @@ class JudgeFormat:
             gets its value ("1,875" → "1,875 = 1875", "\\frac{57}{2}" → "\\frac{57}{2} = 28.5", "one
             hundred twenty" → "one hundred twenty = 120"; ``extract.number_value``), so the judge
             compares the reference with digits it can read.
+        references: how several references (aliases: "Cancer", "Malignant neoplasm", …) are read.
+            ``join``: one sequence with all of them joined by " | " (cut when long). ``each``: one
+            sequence per reference, and the record's logit is the largest of them (an answer is
+            correct when it matches some reference; training back-propagates through that one).
+        max_references: with ``each``, how many references are read: those sharing the largest
+            share of their words with the candidate (``extract.reference_recall``), ties in listed order.
     """
 
     order: str = "QCR"
@@ -73,6 +79,8 @@ class JudgeFormat:
     reference_type: bool = False
     reference_options: bool = False
     answer_value: bool = False
+    references: Literal["join", "each"] = "join"
+    max_references: int = 4
 
     def __post_init__(self):
         if set(self.order) - set(PARTS) or len(set(self.order)) != len(self.order):
@@ -85,6 +93,10 @@ class JudgeFormat:
             raise FormatError(f"truncation must be 'segment' or 'left', got {self.truncation!r}")
         if self.max_length < 16:
             raise FormatError(f"max_length {self.max_length} is too small")
+        if self.references not in ("join", "each"):
+            raise FormatError(f"references must be 'join' or 'each', got {self.references!r}")
+        if self.max_references < 1:
+            raise FormatError(f"max_references must be at least 1, got {self.max_references}")
 
     @property
     def parts(self) -> list[str]:
@@ -128,6 +140,30 @@ def with_option_texts(references: list[str], question: str | None) -> list[str]:
         else:
             out.append(ref)
     return [r for r in out if r.strip().lower() not in expanded]
+
+
+def ranked_references(candidate: str, references: list[str], limit: int) -> list[str]:
+    """The ``limit`` references sharing the largest share of their words with the candidate (ties in
+    listed order), without repeats of one normal form."""
+    from bertjudge.extract import qa_normalize, reference_recall
+
+    unique = list({qa_normalize(r) or r: r for r in reversed(references)}.values())[::-1]
+    ranked = sorted(enumerate(unique), key=lambda ir: (-reference_recall(candidate, [ir[1]]), ir[0]))
+    return [r for _, r in ranked[:limit]]
+
+
+def expand_references(records: list[dict], fmt: JudgeFormat) -> tuple[list[dict], list[int]]:
+    """Records as the judge reads them, and the index of the record each one comes from: unchanged
+    for ``references: join``; one per read reference for ``each`` (``ranked_references``)."""
+    if fmt.references == "join":
+        return records, list(range(len(records)))
+    flat, owner = [], []
+    for i, rec in enumerate(records):
+        refs = rec["references"]
+        chosen = ranked_references(rec["candidate"], refs, fmt.max_references) if len(refs) > 1 else refs
+        flat.extend({**rec, "references": [ref]} for ref in chosen)
+        owner.extend([i] * len(chosen))
+    return flat, owner
 
 
 def _special_wrapping(tokenizer) -> tuple[list[int], list[int]]:

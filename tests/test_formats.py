@@ -190,3 +190,42 @@ def test_reference_options_expand_multiple_choice_references_only(tokenizer):
             "category": "open_math"}
     assert decode(tokenizer, enc.encode(math)) == "[CLS] 2 [SEP] 2 [SEP]"
     assert JudgeFormat.from_dict(fmt.to_dict()) == fmt != JudgeFormat(order="AR")
+
+
+def test_ranked_references_and_expansion():
+    from bertjudge.formats import expand_references, ranked_references
+
+    refs = ["Malignant neoplasm", "Cancer (disease)", "cancer", "Tumour virus", "Cancers"]
+    assert ranked_references("She died of cancer in 1953.", refs, 2) == ["Cancer (disease)", "cancer"]
+    assert ranked_references("A malignant tumour.", refs, 2) == ["Malignant neoplasm", "Tumour virus"]
+    assert ranked_references("x", ["Paris", "paris", "PARIS."], 4) == ["Paris"]  # one per normal form
+    recs = [{"candidate": "Paris.", "references": ["Lutetia", "Paris", "City of Light"]},
+            {"candidate": "Rome", "references": ["Rome"]}]
+    flat, owner = expand_references(recs, JudgeFormat(references="each", max_references=2))
+    assert [r["references"] for r in flat] == [["Paris"], ["Lutetia"], ["Rome"]] and owner == [0, 0, 1]
+    assert expand_references(recs, JudgeFormat()) == (recs, [0, 1])
+
+
+def test_each_reference_scores_the_best_match(tiny_backbone):
+    import numpy as np
+    import torch
+
+    from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.records import normalize
+
+    judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))
+    rec = normalize({"question": "Capital of France?", "candidate": "It is Paris.", "references": ["Lutetia", "Paris"],
+                     "label": 1})
+    singles = [normalize({**rec, "id": None, "references": [r]}) for r in rec["references"]]
+    both = judge.logits_records([rec])[0]
+    assert np.isclose(both, judge.logits_records(singles).max(), atol=1e-5)
+    # training reaches the sequence of the best reference only, through the max
+    from bertjudge.judges.base import Collator
+
+    batch = Collator(judge.encoder)([rec, singles[0]])
+    assert batch["input_ids"].shape[0] == 3 and batch["owner"].tolist() == [0, 0, 1]
+    logits = judge.record_logits(batch)
+    assert logits.shape == (2,)
+    logits.sum().backward()
+    grads = [p.grad for p in judge.parameters() if p.grad is not None]
+    assert grads and all(torch.isfinite(g).all() for g in grads)

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from bertjudge import __version__
-from bertjudge.formats import JudgeFormat
+from bertjudge.formats import JudgeFormat, expand_references
 from bertjudge.judges.lists import ScoresLists
 from bertjudge.metrics import GroupedBinaryMetrics
 from bertjudge.records import CATEGORIES
@@ -33,7 +33,9 @@ class Collator:
     """Pads a list of records into a batch (dynamic padding to the longest row).
 
     ``task`` and ``attack`` (``meta['attack']``, the adversarial suite's tag) are indices into
-    ``task_names`` and ``attack_names``, -1 for a row outside them.
+    ``task_names`` and ``attack_names``, -1 for a row outside them. A format that reads each reference
+    apart (``references: each``) gives several sequences per record; ``owner`` then names each
+    sequence's record (the fields other than the token tensors stay one per record).
     """
 
     def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None):
@@ -42,7 +44,9 @@ class Collator:
         self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
 
     def __call__(self, records: list[dict]) -> dict:
-        ids = self.encoder.encode_many(records)
+        fmt = getattr(self.encoder, "format", None)
+        sequences, owner = expand_references(records, fmt) if fmt is not None else (records, None)
+        ids = self.encoder.encode_many(sequences)
         width = max(len(row) for row in ids)
         input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
         attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
@@ -50,7 +54,8 @@ class Collator:
             input_ids[i, : len(row)] = torch.tensor(row)
             attention_mask[i, : len(row)] = 1
         labels = [-1 if r["label"] is None else r["label"] for r in records]
-        return {
+        extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
+        return {**extra,
             "input_ids": input_ids,
             "attention_mask": attention_mask,
             "labels": torch.tensor(labels, dtype=torch.float),
@@ -121,13 +126,24 @@ class JudgeModule(ScoresLists, L.LightningModule):
     def on_train_start(self) -> None:
         self.train()  # transformers 5 loads models in eval mode: make sure dropout is on
 
+    def record_logits(self, batch: dict) -> torch.Tensor:
+        """One logit per record: the forward pass's, or, where a record was read as several sequences
+        (one per reference, ``owner``), the largest of its sequences' logits."""
+        logits = self(batch)
+        owner = batch.get("owner")
+        if owner is None:
+            return logits
+        owner = owner.to(logits.device)
+        empty = logits.new_full((len(batch["ids"]),), float("-inf"))
+        return empty.scatter_reduce(0, owner, logits, reduce="amax", include_self=False)
+
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
-        loss = F.binary_cross_entropy_with_logits(self(batch), batch["labels"])
+        loss = F.binary_cross_entropy_with_logits(self.record_logits(batch), batch["labels"])
         self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["ids"]))
         return loss
 
     def _eval_step(self, batch: dict, split: str) -> None:
-        logits, labels = self(batch), batch["labels"]
+        logits, labels = self.record_logits(batch), batch["labels"]
         if (labels < 0).any():
             raise ValueError(f"{split} data has unlabelled rows (label null); label them or use predict")
         # a NaN logit is a judgment the judge could not give (an unparsed reasoning verdict):
@@ -174,7 +190,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
             self._eval_epoch_end(suite)
 
     def predict_step(self, batch: dict, batch_idx: int) -> dict:
-        logits = self(batch)
+        logits = self.record_logits(batch)
         return {"ids": batch["ids"], "logits": logits.float().cpu(), "scores": self.probabilities(logits).cpu()}
 
     def probabilities(self, logits: torch.Tensor) -> torch.Tensor:
@@ -222,7 +238,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
             idx = order[start: start + batch_size]
             batch = collate([records[i] for i in idx])
             batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-            out[idx] = self(batch).float().cpu().numpy()
+            out[idx] = self.record_logits(batch).float().cpu().numpy()
         self.train(was_training)
         return out
 
