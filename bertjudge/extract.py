@@ -481,6 +481,21 @@ def alias_forms(reference: str) -> list[str]:
     return sorted(f for f in dict.fromkeys(map(qa_normalize, forms)) if f)
 
 
+_QA_BREAK = re.compile(r"([.!?])\s+(?=[A-Z0-9\"“(])|\n+")
+_ABBREVIATION = re.compile(r"(?:^|\s)(?:[A-Z][a-z]{0,2}|[A-Z](?:\.[A-Z])+|e\.g|i\.e|vs|approx|c)$")  # Sr. U.S. e.g.
+
+
+def first_sentence(text: str, max_chars: int = 300) -> str:
+    """The first sentence of a text (where an assistant states the answer to a factual question);
+    a period after an abbreviation or an initial ("Ross Bagdasarian Sr. (1919–1972)") ends none."""
+    text = text.strip()
+    for match in _QA_BREAK.finditer(text):
+        if match.group(1) and _ABBREVIATION.search(text[:match.start()]):
+            continue
+        return text[:match.start() + (1 if match.group(1) else 0)][:max_chars]
+    return text[:max_chars]
+
+
 def reference_recall(candidate: str, references: list[str]) -> float:
     """The largest share of one reference form's words that the candidate contains (1.0: some
     reference appears word for word, in any order; 0.0: none of their words does)."""

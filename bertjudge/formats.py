@@ -13,7 +13,8 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-PARTS = {"Q": "question", "C": "candidate", "A": "answer", "R": "reference"}
+PARTS = {"Q": "question", "C": "candidate", "A": "answer", "R": "reference"}  # A: for open_qa rows, a
+# marked answer ("Final answer:", \\boxed{}) or else the candidate's first sentence
 DEFAULT_MARKERS = {
     "question": "<|question|>", "candidate": "<|candidate|>",
     "answer": "<|answer|>", "reference": "<|reference|>",
@@ -203,7 +204,13 @@ class Encoder:
                 if self.format.reference_options and record.get("category") in ("multiple_choice", "other")
                 else record["references"]),
         }
-        if "A" in self.format.order:
+        if "A" in self.format.order and record.get("category") == "open_qa":
+            from bertjudge.extract import extract_answer, first_sentence
+
+            answer, how = extract_answer(record["candidate"])  # a marked answer, else the opening sentence:
+            texts["answer"] = answer if how in ("final-answer", "boxed") else first_sentence(record["candidate"])
+            texts["answer"] = texts["answer"] or NO_ANSWER  # not a stray number ("1972") of a paragraph
+        elif "A" in self.format.order:
             from bertjudge.extract import concluding_statement, extract_answer, fmt, number_value, options_of
 
             answer, how = extract_answer(record["candidate"], options_of(record))

@@ -22,7 +22,8 @@ class JudgeCLI(LightningCLI):
         parser.add_argument("--export_dir", type=str | None, default=None,
                             help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)")
         parser.add_argument("--test_after_fit", type=bool, default=True,
-                            help="after fit, report the best checkpoint's metrics on data.test (and data.adversarial)")
+                            help="after fit, report the best checkpoint's metrics on data.test (and data.adversarial, "
+                                 "data.real_test)")
         parser.add_argument("--calibrate", type=bool, default=True,
                             help="after fit, fit the judge's temperature on data.val (saved in judge.json)")
 

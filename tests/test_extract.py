@@ -224,3 +224,14 @@ def test_open_qa_matching():
     assert reference_recall("It is in Lyon.", ["Paris", "Ville de Paris"]) == 0.0
     assert reference_recall("Upper Volta", ["Republic of Upper Volta"]) == 0.5  # 2 of 4 words ("of" counts)
     assert reference_recall("The Volta", ["The Volta River"]) == 0.5  # articles do not count
+
+
+def test_first_sentence():
+    from bertjudge.extract import first_sentence
+
+    assert first_sentence("Ross Bagdasarian Sr. (1919-1972) made them. Later...") == \
+        "Ross Bagdasarian Sr. (1919-1972) made them."
+    assert first_sentence("The U.S. Navy did. It was 1942.") == "The U.S. Navy did."
+    assert first_sentence("Paris\n\nIt is the capital.") == "Paris"
+    assert first_sentence("  ") == "" and first_sentence("Mount Everest is 8,849 m tall.") == \
+        "Mount Everest is 8,849 m tall."

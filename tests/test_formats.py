@@ -229,3 +229,12 @@ def test_each_reference_scores_the_best_match(tiny_backbone):
     logits.sum().backward()
     grads = [p.grad for p in judge.parameters() if p.grad is not None]
     assert grads and all(torch.isfinite(g).all() for g in grads)
+
+
+def test_open_qa_answer_segment_is_the_marked_answer_or_the_first_sentence(tokenizer):
+    enc = Encoder(tokenizer, JudgeFormat(order="ARQC"))
+    para = {"question": "Who created the Chipmunks?", "references": ["David Seville"], "category": "open_qa",
+            "candidate": "Ross Bagdasarian Sr. (1919-1972) created them. He used the name David Seville."}
+    assert enc.texts(para)["answer"] == "Ross Bagdasarian Sr. (1919-1972) created them."  # not the year 1972
+    assert enc.texts({**para, "candidate": "Thinking...\nFinal answer: David Seville"})["answer"] == "David Seville"
+    assert enc.texts({**para, "category": "other"})["answer"] == "1972"  # other categories: as before

@@ -90,6 +90,9 @@ class JudgeDataModule(L.LightningDataModule):
             ``embedded:train?n=20000``, ``hf:hgissbkh/BERTJudge-Dataset?configs=gsm8k``, file or folder paths.
         adversarial: sources of a stress suite whose rows carry ``meta['attack']`` (``embedded:adversarial``),
             tested beside ``test`` and reported apart: ``adversarial/acc`` and ``adversarial/acc/attack=<kind>``.
+        real_test: sources of real model outputs tested beside ``test`` and reported apart
+            (``real_test/acc``, ``real_test/acc/category=<kind>``): the frozen ``data/real/real-test-v1``,
+            on which nothing is chosen (checkpoints are chosen on val).
         mixture: training rows per task and candidate model, ``{task: {model: count}}``; ``*`` is
             a wildcard (as the authors' ``training_mix``). None takes every training row.
         batch_size: the device batch for training (the judge's ``effective_batch_size`` sets
@@ -103,12 +106,12 @@ class JudgeDataModule(L.LightningDataModule):
 
     def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
                  test: list[str] | None = None, predict: list[str] | None = None,
-                 adversarial: list[str] | None = None, mixture: dict[str, dict[str, int]] | None = None,
+                 adversarial: list[str] | None = None, real_test: list[str] | None = None, mixture: dict[str, dict[str, int]] | None = None,
                  batch_size: int = 16, eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0,
                  curriculum: float = 0.0):
         super().__init__()
         self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or [],
-                        "adversarial": adversarial or []}
+                        "adversarial": adversarial or [], "real_test": real_test or []}
         self.mixture, self.seed, self.curriculum = mixture, seed, curriculum
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.records: dict[str, list[dict]] = {}
@@ -118,7 +121,7 @@ class JudgeDataModule(L.LightningDataModule):
     @property
     def test_suites(self) -> list[str]:
         """The test stage's splits, one dataloader each, in order."""
-        return ["test"] + (["adversarial"] if self.sources["adversarial"] else [])
+        return ["test"] + [suite for suite in ("adversarial", "real_test") if self.sources[suite]]
 
     def prepare_data(self) -> None:
         pass  # sources are read in setup: every process reads its own copy (files, or seeded generation)

@@ -117,7 +117,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
         dm = getattr(self.trainer, "datamodule", None)
         names = {"task": list(getattr(dm, "task_names", [])), "category": list(CATEGORIES),
                  "attack": list(getattr(dm, "attack_names", []))}
-        for split in ("val", "test", "adversarial"):
+        for split in ("val", "test", "adversarial", "real_test"):
             self.stage_metrics[split] = GroupedBinaryMetrics(names, self.threshold)
         if stage == "fit" and self.effective_batch_size and dm is not None:
             per_step = dm.batch_size * self.trainer.world_size
