@@ -187,12 +187,12 @@ def cli(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bertjudge calibrate",
         description="Refit a judge's calibration (temperature, and with --bias a bias: Platt scaling) on labelled "
-                    "data, e.g. hand-labelled outputs of the models it will judge, and write the recalibrated "
-                    "judge. Prints ECE and accuracy as saved, refitted on the rows, and cross-fitted (each "
-                    "question's rows calibrated by a fit on the other questions: the honest estimate; evaluating "
-                    "the written judge on the same rows afterwards is in-sample).",
+                    "data, e.g. outputs of the models it will judge labelled by reading them, and write the "
+                    "recalibrated judge. Prints ECE and accuracy as saved, refitted on the rows, and cross-fitted "
+                    "(each question's rows calibrated by a fit on the other questions: the honest estimate; "
+                    "evaluating the written judge on the same rows afterwards is in-sample).",
         epilog="example: python -m bertjudge calibrate runs/minilm-l6-real-finetune/judge --data "
-               "data/real/manual-v2.jsonl.gz --bias --out runs/minilm-l6-real-finetune/judge-manual")
+               "data/real/manual-v3.jsonl.gz --bias --out runs/minilm-l6-real-finetune/judge-manual")
     parser.add_argument("judge", help="an exported judge folder or zoo name")
     parser.add_argument("--data", nargs="+", required=True, metavar="SOURCE",
                         help="labelled files or bertjudge.data.sources specs (rows without a label are skipped)")

@@ -1,26 +1,28 @@
-"""The hand-labelled real-output sets (data/real/manual-v{1,2}.jsonl.gz): sample rows to label, then merge.
+"""The read real-output sets (data/real/manual-v3, champ-read-v6, smollm2-read-v2): sample rows to read, then merge.
 
     # 1. the rows to read: CHAMP solutions to val/test problems (never train), SmolLM2 generations
     python -m bertjudge champ --out /tmp/champ_all.jsonl.gz --keep-unlabelled
     OUT=runs/smollm2-outputs SPLIT=test N=50 scripts/smollm2_outputs.sh
     python scripts/manual_set.py pool --champ /tmp/champ_all.jsonl.gz --smollm2 runs/smollm2-outputs --out /tmp/manual
-    # 2. people read each /tmp/manual/*.todo.jsonl row (guide: data/real/LABELLING.md) and write
+    # 2. a reader reads each /tmp/manual/*.todo.jsonl row (guide: data/real/LABELLING.md) and writes
     #    data/real/manual-v1/<part>.labels.jsonl: {"id", "label", "hard", "reason"} per row
-    # 3. merge
-    python scripts/manual_set.py build --pool /tmp/manual --labels data/real/manual-v1 --out data/real/manual-v1.jsonl.gz
+    # 3. merge (manual-v1's 360 rows, now the first 360 rows of manual-v3)
+    python scripts/manual_set.py build --pool /tmp/manual --labels data/real/manual-v1 --out /tmp/manual-v1.jsonl.gz
 
-manual-v2 extends v1 (``build --extend``) with rows each read twice; ``agree`` compares two readings.
-The same two steps make the read training sets: `pool --splits train --unlabelled` samples CHAMP
-train problems only, `--exclude` skips rows read in earlier rounds, `--smollm2` takes generated
+manual-v3 extends those rows (``build --extend``) with rows each read twice; ``agree`` compares two
+readings. The same two steps make the read training sets: `pool --splits train --unlabelled` samples
+CHAMP train problems only, `--exclude` skips rows read in earlier rounds, `--smollm2` takes generated
 answers; `build --val-percent P` splits train/val by problem (or generated item) instead of marking
 every row test, and `--pool` may be the champ file itself.
 data/real/README.md has the exact commands of every set.
 
-Records keep their fields; ``label`` and ``label_source`` ("human") come from the labels, the rule
-label (when the rules gave one) moves to ``meta.rule_label``, and ``meta.manual`` keeps the hard flag
-and the reason. Left out: CHAMP problems whose reference is wrong (``WRONG_REFERENCES``), and
-SmolLM2 rows whose prompt lost its question or its options (a bug of the first version of
-scripts/smollm2_tasks.py, fixed: ``broken_prompts``).
+Records keep their fields; ``label`` comes from the labels and ``label_source`` is ``LABEL_SOURCE``
+("read:llm-agent": the readers of every set so far were the project's engineers, LLM coding agents,
+not people; ``build --label-source`` names other readers), the rule label (when the rules gave one)
+moves to ``meta.rule_label``, and ``meta.manual`` keeps the hard flag and the reason. Left out: CHAMP
+problems whose reference is wrong (``WRONG_REFERENCES``), and SmolLM2 rows whose prompt lost its
+question or its options (a bug of the first version of scripts/smollm2_tasks.py, fixed:
+``broken_prompts``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from smollm2_tasks import first_version_question, task_question
 
 PARTS = 4
+LABEL_SOURCE = "read:llm-agent"  # who read the rows: LLM agents (the project's engineers), not people
 
 
 def _todo(rec: dict) -> dict:
@@ -126,9 +129,10 @@ def training_split(problem: str, val_percent: int) -> str:
 
 
 def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None,
-          extend: Path | None = None) -> None:
+          extend: Path | None = None, label_source: str = LABEL_SOURCE) -> None:
     """Merge the labels; split "test" (an evaluation set) or, with ``val_percent``, train/val by problem.
-    ``extend``: a set built before whose rows come first, as they are (a larger version of it)."""
+    ``extend``: a set built before whose rows come first, as they are (a larger version of it).
+    ``label_source``: who read the rows (default ``LABEL_SOURCE``, LLM agents)."""
     labels = {}
     for path in sorted(labels_dir.glob("*.labels.jsonl")):
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -156,7 +160,7 @@ def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None =
         meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
                 "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
         split = "test" if val_percent is None else training_split(problem or rec["meta"]["item"], val_percent)
-        records.append({**rec, "label": int(row["label"]), "label_source": "human", "split": split, "meta": meta})
+        records.append({**rec, "label": int(row["label"]), "label_source": label_source, "split": split, "meta": meta})
     if extend:
         earlier = list(read_records(extend))
         repeated = {r["id"] for r in earlier} & {r["id"] for r in records}
@@ -219,6 +223,9 @@ def main(argv: list[str]) -> int:
     b.add_argument("--val-percent", type=int, help="a training set: train/val by problem, this %% in val "
                    "(default: an evaluation set, every row in split test)")
     b.add_argument("--extend", type=Path, help="an earlier built set whose rows come first, as they are")
+    b.add_argument("--label-source", default=LABEL_SOURCE,
+                   help=f"who read the rows, the records' label_source (default {LABEL_SOURCE}: LLM agents; "
+                   "human:<who> for labels people gave)")
     g = sub.add_parser("agree", help="agreement of two independent readings of the same rows")
     g.add_argument("first", type=Path, help="a folder of *.labels.jsonl")
     g.add_argument("second", type=Path, help="another reader's folder")
@@ -232,7 +239,8 @@ def main(argv: list[str]) -> int:
     elif args.command == "agree":
         agree(args.first, args.second, args.out)
     else:
-        build(args.pool, args.labels, args.out, args.val_percent, extend=args.extend)
+        build(args.pool, args.labels, args.out, args.val_percent, extend=args.extend,
+              label_source=args.label_source)
     return 0
 
 

@@ -57,7 +57,7 @@ SPLITS = (("train", 70), ("val", 80), ("test", 100))  # cumulative percentages o
 SUMMARIZER = "Now, summarize the answer above"
 APPROX_REL = 0.01  # a decimal this close to the reference but not equal to it: undecided
 WEAK_RULES = ("last-number",)
-# references found wrong while hand-labelling (data/real/LABELLING.md): CHAMP's own solution disagrees
+# references found wrong while reading solutions (data/real/LABELLING.md): CHAMP's own solution disagrees
 WRONG_REFERENCES = {
     "P_Sequence_30": "reference (a+3b)/2; the invariant a_n + 2a_(n+1) gives the limit (a+2b)/3",
     "P_Sequence_33": "reference 8; CHAMP's own solution ends in 1/8",
