@@ -61,6 +61,58 @@ def cross_fitted(logits, labels, groups, fit_bias: bool = False, folds: int = 5,
     return out
 
 
+def prior_shift(probs, prior: float, max_iter: int = 1000, tol: float = 1e-8) -> tuple[float, float]:
+    """Label-free adaptation to a new share of correct answers (Saerens, Latinne & Decaestecker 2002).
+
+    ``probs`` are a judge's P(correct) on unlabelled rows of a new kind of output, calibrated where
+    the share of correct answers was ``prior`` (its calibration data). EM re-estimates the new share
+    from the judge's own scores. Returns ``(new_prior, shift)``: adding ``shift`` to the judge's bias
+    (its logit) gives the posteriors under the new share, i.e. moves the decision threshold."""
+    p = np.clip(np.asarray(probs, dtype=np.float64), 1e-6, 1 - 1e-6)
+    prior = float(np.clip(prior, 1e-4, 1 - 1e-4))
+    base = np.log(prior / (1 - prior))
+    logit = np.log(p / (1 - p))
+    new = prior
+    for _ in range(max_iter):
+        shift = np.log(new / (1 - new)) - base
+        updated = float(np.clip(np.mean(1 / (1 + np.exp(-(logit + shift)))), 1e-4, 1 - 1e-4))
+        if abs(updated - new) < tol:
+            new = updated
+            break
+        new = updated
+    return new, float(np.log(new / (1 - new)) - base)
+
+
+def few_label_calibration(logits, labels, groups, sizes=(50, 100, 200), repeats: int = 20, fit_bias: bool = True,
+                          seed: int = 0) -> dict[int, dict[str, float]]:
+    """What calibrating on ``n`` labelled rows of a new kind of output gives on the rest of it: for each
+    size, ``repeats`` draws of whole groups (questions) until ``n`` rows, a temperature and bias fitted
+    on them, accuracy and ECE on the other rows; the mean and spread over the draws."""
+    z, y, groups = np.asarray(logits, dtype=np.float64), np.asarray(labels), np.asarray(groups)
+    names = np.unique(groups)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n in sizes:
+        acc, ece = [], []
+        for _ in range(repeats):
+            chosen, count = [], 0
+            for g in rng.permutation(names):
+                if count >= n:
+                    break
+                chosen.append(g)
+                count += int((groups == g).sum())
+            fit = np.isin(groups, chosen)
+            if fit.all() or len(set(y[fit].tolist())) < 2:
+                continue
+            probs = calibrated(z[~fit], *fit_calibration(z[fit], y[fit], fit_bias))
+            acc.append(float(((probs >= 0.5) == y[~fit]).mean()))
+            ece.append(expected_calibration_error(probs, y[~fit]))
+        if acc:
+            out[n] = {"acc": float(np.mean(acc)), "acc_sd": float(np.std(acc)), "ece": float(np.mean(ece)),
+                      "draws": len(acc)}
+    return out
+
+
 def expected_calibration_error(probs, labels, n_bins: int = 15) -> float:
     """ECE of P(correct): bin-weighted |mean predicted P − observed frequency of label 1|, equal-width bins."""
     probs = torch.as_tensor(np.asarray(probs, dtype=np.float32))
@@ -204,6 +256,13 @@ def cli(argv: list[str]) -> int:
                         help="calibrate the judge for 'cascade:OUT' (its default rules=match): fit on the rows the "
                              "cascade's rules leave to it (those without a rule match, which hold fewer correct "
                              "answers than all rows) and report the whole cascade's figures (rule matches score 1)")
+    parser.add_argument("--label-free", action="store_true",
+                        help="adapt to a new kind of output without labels: re-estimate its share of correct answers "
+                             "from the judge's own scores on the --data rows (EM prior-shift correction) and move the "
+                             "judge's bias (its threshold) accordingly; labels, where present, are only used to report")
+    parser.add_argument("--prior", type=float,
+                        help="with --label-free: the share of correct answers of the data the judge was calibrated on "
+                             "(default: the one its judge.json records)")
     parser.add_argument("--folds", type=int, default=5, help="folds by question for the cross-fitted figures (0: none)")
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args(argv)
@@ -218,6 +277,8 @@ def cli(argv: list[str]) -> int:
         print(f"bertjudge calibrate: {args.judge} is not a trained judge; only those have a calibration",
               file=sys.stderr)
         return 2
+    if args.label_free:
+        return _label_free(judge, [r for spec in args.data for r in load_source(spec)], args)
     records = [r for spec in args.data for r in load_source(spec) if r.get("label") is not None]
     labels = np.array([int(r["label"]) for r in records])
     if len(set(labels.tolist())) < 2:
@@ -267,6 +328,40 @@ def cli(argv: list[str]) -> int:
                    "(the default rules=match)"} if args.cascade else {}),
         **({("cascade_cross_fitted_ece" if args.cascade else "cross_fitted_ece"):
             expected_calibration_error(cross, labels)} if args.folds >= 2 else {})}
+    judge.export(args.out)
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _label_free(judge, records: list[dict], args) -> int:
+    """``calibrate --label-free``: the EM prior shift of the judge's bias on unlabelled rows."""
+    import sys
+
+    prior = args.prior if args.prior is not None else (judge.provenance.get("calibration") or {}).get("prior")
+    if prior is None:
+        print("bertjudge calibrate: this judge's judge.json records no calibration prior; give --prior (the share of "
+              "correct answers of the data it was calibrated on)", file=sys.stderr)
+        return 2
+    if not records:
+        print("bertjudge calibrate: no rows in --data", file=sys.stderr)
+        return 2
+    logits = judge.logits_records(records, args.batch_size, progress=True)
+    before = calibrated(logits, judge.temperature, judge.bias)
+    new_prior, shift = prior_shift(before, prior)
+    after = calibrated(logits, judge.temperature, judge.bias + shift)
+    print(f"{len(records)} rows; share of correct answers: {prior:.3f} where calibrated, {new_prior:.3f} estimated "
+          f"here (EM on the judge's scores); bias {judge.bias:.3f} -> {judge.bias + shift:.3f}")
+    labelled = np.array([r.get("label") is not None for r in records])
+    if labelled.any():
+        y = np.array([int(r["label"]) for r in records if r.get("label") is not None])
+        print(f"on the {labelled.sum()} labelled rows (true share {y.mean():.3f}; labels not used for the fit):")
+        for name, probs in (("before", before[labelled]), ("after", after[labelled])):
+            print(f"  {name:<7} accuracy {((probs >= judge.threshold) == y).mean():.4f}  "
+                  f"ECE {expected_calibration_error(probs, y):.4f}")
+    previous = judge.provenance.get("calibration")
+    judge.bias += shift
+    judge.provenance["calibration"] = {"label_free": True, "prior": new_prior, "prior_before": prior, "shift": shift,
+                                       "data": args.data, **({"previous": previous} if previous else {})}
     judge.export(args.out)
     print(f"wrote {args.out}")
     return 0

@@ -96,7 +96,7 @@ def calibrate(model: JudgeModule, records: list[dict], fit_bias: bool = False,
     after = expected_calibration_error(calibrated(logits, temperature, bias), labels)
     model.temperature, model.bias = temperature, bias
     fitted = {"temperature": temperature, **({"bias": bias} if fit_bias else {})}
-    return {**fitted, "rows": len(labelled), "ece_before": before, "ece_after": after}
+    return {**fitted, "rows": len(labelled), "prior": float(labels.mean()), "ece_before": before, "ece_after": after}
 
 
 def _load_state_dict(path: str) -> dict:

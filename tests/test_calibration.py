@@ -216,3 +216,58 @@ def test_the_calibrate_command_refuses_a_judge_without_a_calibration(tmp_path, c
     assert cli(["regex", "--data", "embedded:val?n=8", "--out", str(tmp_path / "r")]) == 2
     assert "not a trained judge" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_prior_shift_recovers_a_new_share_of_correct_answers():
+    from bertjudge.calibration import prior_shift
+
+    rng = np.random.default_rng(0)
+    # a calibrated judge where 50% are correct: logit = true log-likelihood ratio of a Gaussian score
+    def draw(share, n=20000):
+        y = rng.random(n) < share
+        x = rng.normal(np.where(y, 1.0, -1.0), 1.0)
+        return 1 / (1 + np.exp(-2 * x)), y  # P(correct | x) at share 0.5
+
+    probs, y = draw(0.85)
+    new, shift = prior_shift(probs, prior=0.5)
+    assert abs(new - 0.85) < 0.02 and shift > 1.5
+    adjusted = 1 / (1 + np.exp(-(np.log(probs / (1 - probs)) + shift)))
+    assert ((adjusted >= 0.5) == y).mean() > ((probs >= 0.5) == y).mean()  # the threshold moved the right way
+    same, none = prior_shift(*draw(0.5)[:1], prior=0.5)
+    assert abs(same - 0.5) < 0.02 and abs(none) < 0.1
+
+
+def test_few_label_calibration_fits_on_some_groups_and_scores_the_rest():
+    from bertjudge.calibration import few_label_calibration
+
+    rng = np.random.default_rng(1)
+    groups = np.repeat(np.arange(300), 5)
+    y = rng.random(len(groups)) < 0.8
+    logits = rng.normal(np.where(y, 1.0, -1.0), 1.0) * 2 - 3.0  # a judge biased toward "incorrect"
+    out = few_label_calibration(logits, y.astype(int), groups, sizes=(50, 200), repeats=5)
+    assert set(out) == {50, 200} and all(v["draws"] == 5 for v in out.values())
+    raw = ((1 / (1 + np.exp(-logits)) >= 0.5) == y).mean()
+    assert out[200]["acc"] > raw + 0.05  # a bias fitted on 200 rows undoes most of the shift
+
+
+def test_label_free_calibration_moves_the_bias_by_the_em_shift(tiny_backbone, tmp_path, capsys):
+    import json
+
+    from bertjudge.api import Judge
+    from bertjudge.calibration import cli, prior_shift
+    from bertjudge.data.sources import load_source
+    from bertjudge.judges.encoder import EncoderJudge
+
+    EncoderJudge(backbone=tiny_backbone, temperature=0.05).export(tmp_path / "a")  # sharp scores: a real shift
+    source = "embedded:val?n=40"
+    assert cli([str(tmp_path / "a"), "--data", source, "--label-free", "--out", str(tmp_path / "b")]) == 2
+    assert "--prior" in capsys.readouterr().err  # no recorded prior, none given
+    assert cli([str(tmp_path / "a"), "--data", source, "--label-free", "--prior", "0.3",
+                "--out", str(tmp_path / "b")]) == 0
+    assert "estimated here" in capsys.readouterr().out
+    a, b = Judge.load(str(tmp_path / "a")), Judge.load(str(tmp_path / "b"))
+    records = list(load_source(source))
+    new_prior, shift = prior_shift(a.score_records(records), 0.3)
+    assert b.bias == pytest.approx(a.bias + shift, abs=1e-6)
+    saved = json.loads((tmp_path / "b" / "judge.json").read_text())["provenance"]["calibration"]
+    assert saved["label_free"] and saved["prior"] == pytest.approx(new_prior) and saved["prior_before"] == 0.3
