@@ -131,7 +131,8 @@ def training_split(problem: str, val_percent: int) -> str:
 def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None,
           extend: Path | None = None, label_source: str = LABEL_SOURCE) -> None:
     """Merge the labels; split "test" (an evaluation set) or, with ``val_percent``, train/val by problem.
-    ``extend``: a set built before whose rows come first, as they are (a larger version of it).
+    ``extend``: a set built before whose rows come first, as they are (a larger version of it); a
+    source spec (``FILE?split=test``) takes some of a file's rows.
     ``label_source``: who read the rows (default ``LABEL_SOURCE``, LLM agents)."""
     labels = {}
     for path in sorted(labels_dir.glob("*.labels.jsonl")):
@@ -162,7 +163,9 @@ def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None =
         split = "test" if val_percent is None else training_split(problem or rec["meta"]["item"], val_percent)
         records.append({**rec, "label": int(row["label"]), "label_source": label_source, "split": split, "meta": meta})
     if extend:
-        earlier = list(read_records(extend))
+        from bertjudge.data.sources import load_source
+
+        earlier = list(load_source(str(extend)))  # a file, or a source spec such as FILE?split=test
         repeated = {r["id"] for r in earlier} & {r["id"] for r in records}
         if repeated:
             raise ValueError(f"{len(repeated)} rows are in {extend} already, e.g. {sorted(repeated)[0]}")
@@ -222,7 +225,8 @@ def main(argv: list[str]) -> int:
     b.add_argument("--out", required=True, type=Path)
     b.add_argument("--val-percent", type=int, help="a training set: train/val by problem, this %% in val "
                    "(default: an evaluation set, every row in split test)")
-    b.add_argument("--extend", type=Path, help="an earlier built set whose rows come first, as they are")
+    b.add_argument("--extend", type=Path, help="an earlier built set whose rows come first, as they are (or a "
+                   "source spec, FILE?split=test, for some of its rows)")
     b.add_argument("--label-source", default=LABEL_SOURCE,
                    help=f"who read the rows, the records' label_source (default {LABEL_SOURCE}: LLM agents; "
                    "human:<who> for labels people gave)")
