@@ -16,7 +16,7 @@ class Judge:
 
     @staticmethod
     def load(spec: str, format: JudgeFormat | None = None):
-        """``regex``, the path of an exported judge folder (with ``judge.json``), a zoo name, or a
+        """``regex``, ``contains`` (a reference contained in the answer), the path of an exported judge folder (with ``judge.json``), a zoo name, or a
         routing judge (``bertjudge.judges.routing``) over such specs:
 
         - ``hybrid:<judge>``: regex where it extracts an answer, ``<judge>`` on the other rows;
@@ -37,6 +37,10 @@ class Judge:
             from bertjudge.judges.regex import RegexJudge
 
             return RegexJudge()
+        if spec == "contains":
+            from bertjudge.judges.regex import ContainsJudge
+
+            return ContainsJudge()
         folder = Path(spec)
         if not folder.exists():
             from bertjudge import zoo

@@ -148,3 +148,11 @@ def test_score_takes_parallel_lists_like_every_judge():
     assert judge.score(questions, candidates, references).tolist() == [1.0, 0.0, 1.0]
     with pytest.raises(ValueError, match="same length"):
         judge.score(questions, candidates[:2], references)
+
+
+def test_contains_judge_is_the_normalized_substring_baseline():
+    from bertjudge.api import Judge
+
+    judge = Judge.load("contains")
+    assert judge.score(["q"] * 3, ["The Muppet Show, of course.", "Upper Volta", "Lyon"],
+                       [["muppet show"], ["Republic of Upper Volta"], ["Paris", "Lyons"]]).tolist() == [1.0, 0.0, 0.0]

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from bertjudge.extract import (concluding_statement, extract_answer, is_prose, normalize_answer, option_letter,
-                               options_of, parse_options, reference_recall)
+                               options_of, parse_options, qa_normalize, reference_recall)
 from bertjudge.judges.lists import ScoresLists
 
 JUDGE_FILE = "judge.json"
@@ -184,3 +184,25 @@ class RegexJudge(ScoresLists):
         return cls(threshold=config["threshold"])
 
     from_export = load  # what bertjudge.api.Judge.load calls for an exported folder
+
+
+class ContainsJudge(ScoresLists):
+    """The plainest lexical baseline: correct when some reference, normalized (``extract.qa_normalize``:
+    case, accents, punctuation and articles dropped), appears in the normalized candidate. Common for
+    open QA ("reference contained in the answer"); ``Judge.load("contains")``."""
+
+    name = "contains"
+    threshold = 0.5
+    temperature = 1.0
+
+    def details(self, records: list[dict], progress: bool = False) -> list[dict]:
+        """Per row: ``match`` and ``score`` (0. or 1.)."""
+        rows = []
+        for rec in records:
+            text = qa_normalize(rec["candidate"])
+            match = any(ref and ref in text for ref in map(qa_normalize, rec["references"]))
+            rows.append({"match": match, "unparsed": False, "score": float(match)})
+        return rows
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        return np.array([row["score"] for row in self.details(records)], dtype=float)
