@@ -28,19 +28,21 @@ EXPECTED = {
     "asdiv": ("test", [["9"]], "Mia had 12 apples. She ate 3 of them. How many apples"),
     "aime24": ("test", [["001"]], "$7^{100}$"),
     "aime25": ("test", [["28"]], "positive integers"),
+    "nq_open": ("test", [["Leonard Cohen"], ["1889", "31 March 1889"]], "Who sang the original version of hallelujah?"),
+    "triviaqa": ("test", [["David Seville"], ["Cancer", "Malignant neoplasm", "Cancers"]], "The Chipmunks?"),
 }
 
 
 def test_registry_covers_the_papers_tasks():
-    assert len(TASKS) == 15
+    assert len(TASKS) == 17  # the paper's 15 and two open-QA tasks
     counts = {}
     for name, task in TASKS.items():
         assert task.name == name and task.category == category_of(name)
         counts[task.category] = counts.get(task.category, 0) + 1
         assert "test" in task.splits
-    assert counts == {"multiple_choice": 6, "context_extraction": 4, "open_math": 5}
+    assert counts == {"multiple_choice": 6, "context_extraction": 4, "open_math": 5, "open_qa": 2}
     assert {n for n, t in TASKS.items() if "train" in t.splits} == {
-        "mmlu", "arc_easy", "arc_challenge", "squad_v2", "hotpotqa", "gsm8k", "math"}
+        "mmlu", "arc_easy", "arc_challenge", "squad_v2", "hotpotqa", "gsm8k", "math", "nq_open", "triviaqa"}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

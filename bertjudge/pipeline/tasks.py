@@ -121,6 +121,17 @@ def _asdiv_answer(row: dict) -> list[str]:
     return [row["answer"].split(" (")[0].strip()]  # "9 (apples)" → "9"
 
 
+def _open_question(question: str) -> str:
+    """NQ-open questions are lower case without a question mark ("who sang ..."): give them one."""
+    question = question.strip()
+    return question if question.endswith("?") else f"{question[:1].upper()}{question[1:]}?"
+
+
+def _triviaqa_answer(row: dict) -> list[str]:
+    answer = row["answer"]
+    return [answer["value"], *answer.get("aliases", [])]
+
+
 # ---- the registry -------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -216,6 +227,11 @@ TASKS: dict[str, Task] = {
                    lambda r: r["problem"], lambda r: [r["answer"]]),
     "aime25": Task("aime25", "open_math", "MathArena/aime_2025", {"test": "train"},
                    lambda r: r["problem"], lambda r: [r["answer"]]),
+    # open QA (no passage; aliases as references)
+    "nq_open": Task("nq_open", "open_qa", "google-research-datasets/nq_open", {"train": "train", "test": "validation"},
+                    lambda r: _open_question(r["question"]), lambda r: list(r["answer"])),
+    "triviaqa": Task("triviaqa", "open_qa", "mandarjoshi/trivia_qa", {"train": "train", "test": "validation"},
+                     lambda r: _open_question(r["question"]), _triviaqa_answer, configs=("rc.nocontext",)),
 }
 
 
