@@ -4,8 +4,8 @@
 
 - FLOPs are counted by ``torch.utils.flop_counter.FlopCounterMode`` (matmuls and attention; a
   multiply-add is 2 FLOPs; norms, softmax and other element-wise ops are not counted) for one
-  judgment at the evaluation set's median token length, on the ``meta`` device (no memory used),
-  with eager attention so that attention matmuls are counted on every device.
+  judgment at the median token length of the embedded test split (``embedded:test``, n=2000), on the
+  ``meta`` device (no memory used), with eager attention so that attention matmuls are counted on every device.
   Encoders: one forward pass. Generative, direct: one prefill of the prompt with the LM head at the
   last position only, whose logits give the verdict token. Generative, reasoning: that prefill plus
   ``k`` single-token decode steps with a KV cache; decode FLOPs are linear in the context length,
@@ -13,6 +13,10 @@
 - Latency p50/p95 at batch 1, throughput at the best of a few batch sizes, peak memory (CUDA:
   ``max_memory_allocated``; CPU: the process's peak resident set growth, Linux ``VmHWM``), with
   random weights of the exact architecture where no trained weights exist offline.
+- Accuracy of the judges that run here: verdicts at the judge's threshold against the labels of the
+  frozen real-output test set ``data/real/real-test-v1.jsonl.gz`` (every row), overall and per
+  category; the row names the set and the first 12 hex digits of its sha256. Rows measured on another
+  set (the embedded test split, before) stay in the files but are left out of the table and the plot.
 - Results go to ``benchmarks/results/<kind>-<device>-<dtype>-torch<version>.csv`` (kind ``cost`` or
   ``accuracy``), one row per judge keyed by its zoo name, written atomically.
 """
@@ -46,7 +50,11 @@ COST_FIELDS = ["name", "judge_kind", "architecture", "config_source", "weights",
                "length_source", "flops", "latency_p50_ms", "latency_p95_ms", "throughput_per_s",
                "best_batch_size", "peak_mem_mb", "device", "dtype", "hardware", "torch", "transformers",
                "measured_at", "notes"]
-ACCURACY_FIELDS = ["name", "accuracy", "n", "eval_set", "source", "device", "dtype", "torch", "measured_at"]
+EVAL_FILE = ROOT / "data" / "real" / "real-test-v1.jsonl.gz"  # accuracy is measured on this set, whole
+EVAL_SET = "real-test-v1"  # only accuracy rows of this set are shown (table, plot, Pareto front)
+CATEGORIES = ("open_qa", "multiple_choice", "context_extraction", "open_math")
+ACCURACY_FIELDS = ["name", "accuracy", *(f"acc_{c}" for c in CATEGORIES), "n", "eval_set", "eval_sha256", "source",
+                   "device", "dtype", "torch", "measured_at"]
 QUOTED_FIELDS = ["name", "accuracy", "eval_set", "source"]
 
 
@@ -342,8 +350,31 @@ def folder_subject(folder: Path, name: str | None = None, architecture: str | No
                    JudgeFormat.from_dict(config["format"]), folder, config.get("num_labels", 1))
 
 
+@dataclasses.dataclass
+class EvalSet:
+    """The labelled records accuracy is measured on: the set's name (its file name without the suffix),
+    the sha256 of the file and its records."""
+
+    name: str
+    sha256: str
+    records: list[dict]
+
+
+def load_eval_set(path=None) -> EvalSet | None:
+    """The records of ``path`` (default ``data/real/real-test-v1.jsonl.gz``), or None when it is absent."""
+    import hashlib
+
+    from bertjudge.records import RECORD_SUFFIXES, read_records
+
+    path = Path(path or EVAL_FILE)
+    if not path.is_file():
+        return None
+    name = next((path.name[:-len(s)] for s in RECORD_SUFFIXES if path.name.endswith(s)), path.name)
+    return EvalSet(name, hashlib.sha256(path.read_bytes()).hexdigest(), read_records(path))
+
+
 def eval_records(n: int, seed: int) -> list[dict] | None:
-    """The labelled embedded test split, or None when the corpus module is not available."""
+    """The labelled embedded test split (for token lengths), or None when the corpus module is not available."""
     try:
         from bertjudge.data.corpus import generate
     except ImportError:
@@ -393,20 +424,27 @@ def environment(device: str, dtype: str) -> dict:
             "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
-def _accuracy(judge, records: list[dict], n: int, seed: int, env: dict, name: str) -> dict:
+def _accuracy(judge, eval_set: EvalSet, env: dict, name: str) -> dict:
+    """Accuracy over the whole set and per category (None for a category without rows)."""
     import numpy as np
 
+    records = eval_set.records
     scores = np.asarray(judge.score_records(records))
     labels = np.array([r["label"] for r in records])
-    accuracy = float(np.mean((scores >= getattr(judge, "threshold", 0.5)) == labels))
-    return {"name": name, "accuracy": round(accuracy, 4), "n": len(records), "eval_set": f"embedded:test?n={n}&seed={seed}",
-            "source": "measured", **{k: env[k] for k in ("device", "dtype", "torch", "measured_at")}}
+    correct = (scores >= getattr(judge, "threshold", 0.5)) == labels
+    categories = np.array([r["category"] for r in records])
+    per_category = {f"acc_{c}": round(float(correct[categories == c].mean()), 4) if (categories == c).any() else None
+                    for c in CATEGORIES}
+    return {"name": name, "accuracy": round(float(correct.mean()), 4), **per_category, "n": len(records),
+            "eval_set": eval_set.name, "eval_sha256": eval_set.sha256[:12], "source": "measured",
+            **{k: env[k] for k in ("device", "dtype", "torch", "measured_at")}}
 
 
 def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", dtype: str = "fp32",
             timing: bool = True, max_timed_params: float = 3e9, k: int = REASONING_TOKENS,
-            n: int = 0, seed: int = 0, tokenizer=None) -> tuple[dict, dict | None]:
-    """(cost row, accuracy row or None) of one subject."""
+            tokenizer=None, eval_set: EvalSet | None = None) -> tuple[dict, dict | None]:
+    """(cost row, accuracy row or None) of one subject: ``records`` give the token length (and the
+    regex judge's timing), ``eval_set`` the accuracy of a judge that runs here."""
     import torch
 
     env = environment(device, dtype)
@@ -419,14 +457,13 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
         row.update(weights="none", flops=0, notes="rules only, no neural network: 0 FLOPs")
         if not records:
             row["notes"] += "; not timed (no evaluation set)"
-            return row, None
-        if timing:
+        elif timing:
             sample = records[:100]
             times = [_time_once(lambda r=r: judge.score_records([r])) for r in sample]
             row.update(latency_p50_ms=1000 * _percentile(times, 50), latency_p95_ms=1000 * _percentile(times, 95),
                        throughput_per_s=len(sample) / sum(times), best_batch_size=1)
             row["notes"] += f"; {_load_note(device)}"
-        return row, _accuracy(judge, records, n, seed, env, subject.name)
+        return row, _accuracy(judge, eval_set, env, subject.name) if eval_set else None
 
     judge = None
     if subject.folder is not None:
@@ -473,9 +510,9 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
     row.update({key: value for key, value in timed.items() if key != "notes"})
     row["notes"] = "; ".join(filter(None, [row.get("notes"), timed["notes"]]))
     accuracy = None
-    if judge is not None and records:
+    if judge is not None and eval_set:
         judge.to(device=device, dtype=torch_dtype)
-        accuracy = _accuracy(judge, records, n, seed, env, subject.name)
+        accuracy = _accuracy(judge, eval_set, env, subject.name)
     return row, accuracy
 
 
@@ -496,10 +533,12 @@ def _time_once(fn) -> float:
 
 
 def measure_judge_folder(folder, name: str, n: int = 2000, seed: int = 0, architecture: str | None = None,
-                         timing: bool = True, device: str = "cpu", dtype: str = "fp32") -> tuple[dict, dict | None]:
-    """Cost and accuracy (embedded test split, when available) of an exported judge folder."""
+                         timing: bool = True, device: str = "cpu", dtype: str = "fp32",
+                         eval_path=None) -> tuple[dict, dict | None]:
+    """Cost (token length from ``n`` embedded test records) and accuracy (on ``eval_path``, default
+    real-test-v1, every row) of an exported judge folder."""
     subject = folder_subject(Path(folder), name, architecture)
-    return measure(subject, eval_records(n, seed), device, dtype, timing=timing, n=n, seed=seed)
+    return measure(subject, eval_records(n, seed), device, dtype, timing=timing, eval_set=load_eval_set(eval_path))
 
 
 # --- results files ----------------------------------------------------------------------------------
@@ -560,27 +599,40 @@ def pareto_front(points: list[tuple[str, float, float]]) -> set[str]:
 
 
 def result_tables(results_dir=None, quoted_file=None) -> dict[str, list[dict]]:
-    """Per cost file: its rows joined with accuracy (measured on the same device and dtype, else any
-    measured, else quoted) and the Pareto front flag."""
+    """Per cost file: its rows joined with their accuracy on real-test-v1, overall (``accuracy``) and per
+    category (``acc_<category>``), measured on the same device and dtype, else on any; the Pareto
+    front flag (real-test-v1 accuracies only). Accuracy rows of another evaluation set are left out
+    (``accuracy_source`` says so); a quoted accuracy (the authors' figure on their own test set) is
+    kept apart in ``quoted_accuracy``, out of the front and the plot."""
     results_dir = Path(results_dir or RESULTS_DIR)
     measured: dict[str, dict] = {}
+    other_sets: dict[str, set[str]] = {}
     for path in sorted(results_dir.glob("accuracy-*.csv")):
         for row in read_csv(path):
-            measured.setdefault(row["name"], row)
+            if row.get("eval_set") == EVAL_SET:
+                measured.setdefault(row["name"], row)
+            else:
+                other_sets.setdefault(row["name"], set()).add(row.get("eval_set") or "unknown set")
     quoted = {row["name"]: row for row in read_csv(Path(quoted_file or QUOTED_FILE))}
     tables = {}
     for path in sorted(results_dir.glob("cost-*.csv")):
-        same = {row["name"]: row for row in read_csv(path.with_name(path.name.replace("cost-", "accuracy-", 1)))}
+        same = {row["name"]: row for row in read_csv(path.with_name(path.name.replace("cost-", "accuracy-", 1)))
+                if row.get("eval_set") == EVAL_SET}
         rows = []
         for row in read_csv(path):
-            acc = same.get(row["name"]) or measured.get(row["name"])
+            acc = same.get(row["name"]) or measured.get(row["name"]) or {}
+            row.update(accuracy=acc.get("accuracy", ""), **{f"acc_{c}": acc.get(f"acc_{c}", "") for c in CATEGORIES},
+                       quoted_accuracy="", accuracy_source="")
             if acc:
-                row.update(accuracy=acc["accuracy"], accuracy_source=f"measured, {acc['eval_set']}")
+                row["accuracy_source"] = f"measured, {EVAL_SET} (sha256 {acc.get('eval_sha256') or '?'}, n={acc['n']})"
             elif row["name"] in quoted:
                 q = quoted[row["name"]]
-                row.update(accuracy=q["accuracy"], accuracy_source=f"quoted: {q['source']} ({q['eval_set']})")
-            else:
-                row.update(accuracy="", accuracy_source="")
+                row.update(quoted_accuracy=q["accuracy"],
+                           accuracy_source=f"quoted on another test set, not {EVAL_SET}: "
+                                           f"{q['source']} ({q['eval_set']})")
+            elif row["name"] in other_sets:
+                row["accuracy_source"] = (f"not measured on {EVAL_SET} yet; only on "
+                                          f"{', '.join(sorted(other_sets[row['name']]))}")
             rows.append(row)
         points = [(r["name"], _float(r["flops"]), _float(r["accuracy"])) for r in rows]
         front = pareto_front([p for p in points if p[1] is not None and p[2] is not None])
@@ -596,23 +648,36 @@ def _num(value, scale: float = 1.0, digits: int = 3) -> str:
     return "" if x is None else f"{x / scale:.{digits}g}"
 
 
+CATEGORY_HEADERS = {"open_qa": "open QA", "multiple_choice": "MC", "context_extraction": "extraction",
+                    "open_math": "math"}
+
+
 def markdown_table(rows: list[dict]) -> str:
-    """The Pareto table of one cost file, as Markdown."""
+    """The Pareto table of one cost file, as Markdown: accuracy on real-test-v1, overall and per category."""
+    categories = " | ".join(CATEGORY_HEADERS[c] for c in CATEGORIES)
     lines = ["| judge | kind | params (M) | tokens | GFLOPs / judgment | latency p50 / p95 (ms) | "
-             "throughput (/s, batch) | peak mem (MB) | accuracy | front |", "|" + "---|" * 10]
+             f"throughput (/s, batch) | peak mem (MB) | accuracy ({EVAL_SET}) | {categories} | front |",
+             "|" + "---|" * (10 + len(CATEGORIES))]
     for r in rows:
         latency = f"{_num(r['latency_p50_ms'])} / {_num(r['latency_p95_ms'])}" if r["latency_p50_ms"] else "not timed"
         throughput = f"{_num(r['throughput_per_s'])} (b={r['best_batch_size']})" if r["throughput_per_s"] else ""
-        accuracy = f"{float(r['accuracy']):.3f} ({r['accuracy_source']})" if r["accuracy"] else "n/a"
+        if r["accuracy"]:
+            accuracy = f"{float(r['accuracy']):.3f}"
+        elif r["quoted_accuracy"]:
+            accuracy = f"({float(r['quoted_accuracy']):.3f}: {r['accuracy_source']})"
+        else:
+            accuracy = f"n/a ({r['accuracy_source']})" if r["accuracy_source"] else "n/a"
+        per_category = " | ".join(_num(r[f"acc_{c}"]) for c in CATEGORIES)
         lines.append(f"| `{r['name']}` | {r['judge_kind']} | {_num(r['params'], 1e6)} | {r['tokens']} | "
                      f"{_num(r['flops'], 1e9, 4)} | {latency} | {throughput} | {_num(r['peak_mem_mb'], 1, 4)} | "
-                     f"{accuracy} | {'*' if r['front'] else ''} |")
+                     f"{accuracy} | {per_category} | {'*' if r['front'] else ''} |")
     return "\n".join(lines)
 
 
 def plot_pareto(rows: list[dict], path=None) -> Path:
-    """Accuracy against FLOPs per judgment (log scale), the front highlighted; judges without an
-    accuracy are marked along the bottom. FLOPs of 0 (rules) are drawn at the left edge."""
+    """Accuracy on real-test-v1 against FLOPs per judgment (log scale), the front highlighted; judges
+    without a real-test-v1 accuracy (quoted ones included) are marked along the bottom. FLOPs of 0
+    (rules) are drawn at the left edge."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -629,10 +694,8 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
         return max(_float(r["flops"]), floor)
 
     for r in scored:
-        quoted = r["accuracy_source"].startswith("quoted")
-        ax.scatter(x(r), float(r["accuracy"]), s=60, marker="s" if quoted else "o",
-                   color="tab:red" if r["front"] else "tab:blue", zorder=3)
-        label = r["name"] + (" (0 FLOPs)" if _float(r["flops"]) == 0 else "") + (" [quoted]" if quoted else "")
+        ax.scatter(x(r), float(r["accuracy"]), s=60, color="tab:red" if r["front"] else "tab:blue", zorder=3)
+        label = r["name"] + (" (0 FLOPs)" if _float(r["flops"]) == 0 else "")
         ax.annotate(label, (x(r), float(r["accuracy"])), textcoords="offset points", xytext=(5, 5), fontsize=8)
     front = sorted((r for r in scored if r["front"]), key=x)
     if front:
@@ -640,7 +703,7 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
                 label="Pareto front")
     ax.set_xscale("log")
     ax.set_xlabel("FLOPs per judgment (log scale)")
-    ax.set_ylabel("accuracy")
+    ax.set_ylabel(f"accuracy on {EVAL_SET}")
     ymin = min([float(r["accuracy"]) for r in scored] + [0.5]) - 0.08
     ax.set_ylim(ymin, 1.0)
     same_cost: dict[float, list[str]] = {}
@@ -651,7 +714,7 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
         ax.scatter(flops, ymin + 0.01, marker="|", s=200, color="gray")
         ax.annotate(label, (flops, ymin + 0.01), rotation=60, fontsize=7, color="gray",
                     textcoords="offset points", xytext=(2, 6 + 4 * (i % 2)))
-    ax.set_title("bertjudge: accuracy vs compute (gray ticks: cost only, accuracy not available)")
+    ax.set_title(f"bertjudge: accuracy on {EVAL_SET} vs compute (gray ticks: no {EVAL_SET} accuracy yet)")
     ax.grid(True, which="both", alpha=0.3)
     if front:
         ax.legend(loc="upper right")
@@ -677,8 +740,10 @@ def cli(argv: list[str]) -> int:
     run.add_argument("--registry", help="registry file (default zoo/registry.yaml)")
     run.add_argument("--device", default="auto", help="cpu, cuda or auto (cpu, and cuda when present)")
     run.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
-    run.add_argument("--n", type=int, default=2000, help="embedded test records (median length, accuracy)")
+    run.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
     run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--eval", help="labelled records the accuracy is measured on, every row "
+                                    "(default data/real/real-test-v1.jsonl.gz)")
     run.add_argument("--reasoning-tokens", type=int, default=REASONING_TOKENS)
     run.add_argument("--max-timed-params", type=float, default=3e9, help="time only models smaller than this")
     run.add_argument("--no-timing", action="store_true", help="count FLOPs only")
@@ -727,13 +792,19 @@ def _run(args) -> int:
     if records is None:
         print(f"bench: bertjudge.data.corpus is not available; lengths default to {DEFAULT_TOKENS} tokens",
               file=sys.stderr)
+    eval_set = load_eval_set(args.eval)
+    if eval_set is None:
+        if args.eval:
+            print(f"bench: {args.eval}: no such file", file=sys.stderr)
+            return 1
+        print(f"bench: {EVAL_FILE} not found; no accuracy is measured", file=sys.stderr)
     tokenizer = _proxy_tokenizer()
     for device in devices:
         for subject in subjects:
             print(f"[{device}] {subject.name} ...", file=sys.stderr, flush=True)
             cost, accuracy = measure(subject, records, device, args.dtype, timing=not args.no_timing,
                                      max_timed_params=args.max_timed_params, k=args.reasoning_tokens,
-                                     n=args.n, seed=args.seed, tokenizer=tokenizer)
+                                     tokenizer=tokenizer, eval_set=eval_set)
             print(f"    {_num(cost.get('flops'), 1e9, 4)} GFLOPs at {cost.get('tokens', '-')} tokens, "
                   f"p50 {_num(cost.get('latency_p50_ms'))} ms", file=sys.stderr, flush=True)
             [path] = write_results([cost], "cost", args.results)  # row by row: a failure keeps the others

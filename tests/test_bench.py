@@ -1,6 +1,8 @@
 """bertjudge.bench: FLOPs against hand computations, timing, results files, the Pareto front and plot."""
 
 import csv
+import hashlib
+import json
 
 import pytest
 from transformers import BertConfig, Qwen3Config
@@ -108,13 +110,112 @@ def test_pareto_plot_and_ratio(tmp_path):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# what the regex judge says of each (checked below): right, wrong, right; right; wrong (label 0, it says 1)
+EVAL_ROWS = [
+    {"category": "open_qa", "question": "Who wrote Hamlet?", "candidate": "William Shakespeare",
+     "reference": "Shakespeare", "label": 1},
+    {"category": "open_qa", "question": "What is the capital of France?", "candidate": "Lyon", "reference": "Paris",
+     "label": 1},
+    {"category": "open_qa", "question": "What is the capital of Italy?", "candidate": "Rome", "reference": "Rome",
+     "label": 1},
+    {"category": "multiple_choice", "question": "Pick one.\nA. red\nB. blue", "candidate": "The answer is B.",
+     "reference": "B", "label": 1},
+    {"category": "open_math", "question": "What is 2+3?", "candidate": "The answer is 5.", "reference": "5",
+     "label": 0},
+]
+
+
+def eval_file(folder, name="mini-set.jsonl"):
+    path = folder / name
+    path.write_text("".join(json.dumps(row) + "\n" for row in EVAL_ROWS))
+    return path
+
+
+def test_accuracy_is_measured_overall_and_per_category_on_the_eval_file(tmp_path):
+    from bertjudge.judges.regex import RegexJudge
+    from bertjudge.records import read_records
+
+    path = eval_file(tmp_path)
+    assert list(RegexJudge().score_records(read_records(path))) == [1, 0, 1, 1, 1]
+    eval_set = bench.load_eval_set(path)
+    assert eval_set.name == "mini-set" and len(eval_set.records) == 5
+    _, accuracy = bench.measure(bench.Subject("regex.v1", "regex"), None, eval_set=eval_set)
+    assert accuracy["accuracy"] == 0.6 and accuracy["n"] == 5
+    assert accuracy["acc_open_qa"] == pytest.approx(2 / 3, abs=1e-4)
+    assert accuracy["acc_multiple_choice"] == 1.0 and accuracy["acc_open_math"] == 0.0
+    assert accuracy["acc_context_extraction"] is None  # no row of that category
+    assert accuracy["eval_set"] == "mini-set"
+    assert accuracy["eval_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    [written] = bench.write_results([accuracy], "accuracy", tmp_path / "results")
+    [row] = bench.read_csv(written)
+    assert list(row) == bench.ACCURACY_FIELDS and row["acc_context_extraction"] == ""
+    assert row["acc_open_qa"] == "0.6667"
+
+
+def test_the_default_eval_set_is_real_test_v1():
+    assert bench.EVAL_FILE.name == "real-test-v1.jsonl.gz" and bench.EVAL_SET == "real-test-v1"
+    assert bench.CATEGORIES == ("open_qa", "multiple_choice", "context_extraction", "open_math")
+
+
 def test_cli_runs_the_regex_judge(tmp_path, capsys):
-    assert bench.cli(["run", "--only", "regex.v1", "--n", "20", "--results", str(tmp_path), "--device", "cpu"]) == 0
-    [cost] = tmp_path.glob("cost-cpu-fp32-*.csv")
+    path = eval_file(tmp_path, "real-test-v1.jsonl")  # named as the real set: its rows reach the table
+    results = tmp_path / "results"
+    assert bench.cli(["run", "--only", "regex.v1", "--n", "20", "--results", str(results), "--device", "cpu",
+                      "--eval", str(path)]) == 0
+    [cost] = results.glob("cost-cpu-fp32-*.csv")
     [row] = list(csv.DictReader(cost.open()))
     assert row["name"] == "regex.v1" and row["flops"] == "0" and float(row["latency_p50_ms"]) > 0
-    [accuracy] = tmp_path.glob("accuracy-cpu-fp32-*.csv")
-    assert 0 <= float(next(csv.DictReader(accuracy.open()))["accuracy"]) <= 1
+    [accuracy] = results.glob("accuracy-cpu-fp32-*.csv")
+    row = next(csv.DictReader(accuracy.open()))
+    assert (row["accuracy"], row["n"], row["eval_set"], row["acc_multiple_choice"]) == ("0.6", "5", "real-test-v1", "1")
+    [table] = bench.result_tables(results, tmp_path / "no-quotes.csv").values()
+    assert table[0]["accuracy"] == "0.6" and table[0]["front"]
+    missing = str(tmp_path / "none.jsonl")
+    assert bench.cli(["run", "--only", "regex.v1", "--results", str(results), "--eval", missing]) == 1
+
+
+def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    cpu, cuda = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}, {"device": "cuda", "dtype": "fp32", "torch": "9.9"}
+    bench.write_results([{"name": name, "judge_kind": "encoder", "flops": flops, **cpu} for name, flops in
+                         [("real.x", 2e9), ("embedded.x", 1e9), ("quoted.x", 1e10), ("none.x", 3e9),
+                          ("elsewhere.x", 4e9)]], "cost", tmp_path)
+    per_category = {"acc_open_qa": 0.8, "acc_multiple_choice": 0.9, "acc_context_extraction": 0.7, "acc_open_math": ""}
+    bench.write_results([
+        {"name": "real.x", "accuracy": 0.81, **per_category, "n": 2615, "eval_set": "real-test-v1",
+         "eval_sha256": "f52bf775ace6", **cpu},
+        {"name": "embedded.x", "accuracy": 0.95, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
+        {"name": "elsewhere.x", "accuracy": 0.99, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
+    ], "accuracy", tmp_path)
+    bench.write_results([{"name": "elsewhere.x", "accuracy": 0.85, "n": 2615, "eval_set": "real-test-v1", **cuda}],
+                        "accuracy", tmp_path)  # a real-test-v1 row from another device beats an embedded one here
+    quoted = tmp_path / "quoted.csv"
+    quoted.write_text("name,accuracy,eval_set,source\nquoted.x,0.97,authors' test,a paper (table 2)\n")
+    [rows] = bench.result_tables(tmp_path, quoted).values()
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["real.x"]["accuracy"] == "0.81" and by_name["real.x"]["acc_multiple_choice"] == "0.9"
+    assert by_name["real.x"]["acc_open_math"] == "" and "sha256 f52bf775ace6" in by_name["real.x"]["accuracy_source"]
+    assert by_name["embedded.x"]["accuracy"] == "" and by_name["embedded.x"]["acc_open_qa"] == ""
+    assert by_name["embedded.x"]["accuracy_source"].startswith("not measured on real-test-v1 yet")
+    assert by_name["quoted.x"]["accuracy"] == "" and by_name["quoted.x"]["quoted_accuracy"] == "0.97"
+    assert "quoted on another test set" in by_name["quoted.x"]["accuracy_source"]
+    assert by_name["elsewhere.x"]["accuracy"] == "0.85"
+    assert by_name["none.x"]["accuracy"] == "" and by_name["none.x"]["accuracy_source"] == ""
+    assert {r["name"] for r in rows if r["front"]} == {"real.x", "elsewhere.x"}  # 0.95 and 0.97 would beat both
+    table = bench.markdown_table(rows)
+    assert "| accuracy (real-test-v1) | open QA | MC | extraction | math | front |" in table
+    assert "| 0.810 | 0.8 | 0.9 | 0.7 |  | * |" in table
+    line = {r.split("`")[1]: r for r in table.splitlines()[2:]}
+    assert "0.95" not in line["embedded.x"] and "not measured on real-test-v1 yet" in line["embedded.x"]
+    assert "(0.970: quoted on another test set" in line["quoted.x"] and line["quoted.x"].endswith("|  |")
+    points = []
+    scatter = matplotlib.axes.Axes.scatter
+    monkeypatch.setattr(matplotlib.axes.Axes, "scatter",
+                        lambda self, x, y, **kw: points.append((x, y, kw.get("marker"))) or scatter(self, x, y, **kw))
+    bench.plot_pareto(rows, tmp_path / "pareto.png")
+    assert sorted((x, y) for x, y, marker in points if marker != "|") == [(2e9, 0.81), (4e9, 0.85)]
+    assert sorted(x for x, _, marker in points if marker == "|") == [1e9, 3e9, 1e10]  # cost only
 
 
 def test_the_projects_own_judges_are_measured_from_their_built_folder(tiny_backbone, tmp_path):

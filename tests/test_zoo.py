@@ -162,6 +162,11 @@ def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tin
 
 def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     registry = write_registry(tmp_path / "reg.yaml", {})
+    small = tmp_path / "real-test-v1.jsonl"  # stands in for the real set: accuracy is measured on every row
+    small.write_text("".join(json.dumps({**row, "id": f"r{i}", "category": category, "label": label}) + "\n"
+                             for i, (row, category, label) in enumerate(zip(
+                                 ROWS * 2, ["open_qa", "open_qa", "open_math", "multiple_choice"], [1, 0, 1, 0]))))
+    monkeypatch.setattr(bench, "EVAL_FILE", small)
     results = tmp_path / "results"
     new = zoo.publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
                       results_dir=results)
@@ -172,7 +177,8 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     [cost] = bench.read_csv(next(results.glob("cost-*.csv")))
     assert cost["name"] == "minilm-l6.tiny-v1" and float(cost["flops"]) > 0 and float(cost["latency_p50_ms"]) > 0
     [accuracy] = bench.read_csv(next(results.glob("accuracy-*.csv")))
-    assert accuracy["n"] == "20" and 0 <= float(accuracy["accuracy"]) <= 1
+    assert accuracy["n"] == "4" and 0 <= float(accuracy["accuracy"]) <= 1 and accuracy["eval_set"] == "real-test-v1"
+    assert accuracy["acc_context_extraction"] == "" and accuracy["acc_open_math"] in ("0", "1")
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     assert Judge.load("minilm-l6.tiny-v1").score_records(ROWS).shape == (2,)
     with pytest.raises(zoo.ZooError, match="already registered"):
@@ -184,14 +190,23 @@ def test_readme_is_generated_from_the_csvs(tmp_path):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
     bench.write_results([{"name": "regex.v1", "judge_kind": "regex", "flops": 0, "latency_p50_ms": 0.2,
                           "latency_p95_ms": 9.0, **env},
-                         {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 4.8e12, **env}], "cost", tmp_path)
-    bench.write_results([{"name": "regex.v1", "accuracy": 0.71, "n": 500, "eval_set": "embedded:test", **env}],
-                        "accuracy", tmp_path)
+                         {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 4.8e12, **env},
+                         {"name": "minilm-l6.old-run", "judge_kind": "encoder", "flops": 1.7e9, **env}],
+                        "cost", tmp_path)
+    bench.write_results([{"name": "regex.v1", "accuracy": 0.71, "acc_open_qa": 0.75, "acc_multiple_choice": 0.5,
+                          "acc_context_extraction": 0.625, "acc_open_math": 0.875, "n": 2615,
+                          "eval_set": "real-test-v1", "eval_sha256": "f52bf775ace6", **env},
+                         {"name": "minilm-l6.old-run", "accuracy": 0.9545, "n": 2000,
+                          "eval_set": "embedded:test?n=2000&seed=0", **env}], "accuracy", tmp_path)
     text = zoo.render_readme(results_dir=tmp_path)
     assert "`eurobert-210m.bertjudge`" in text  # the registry's entries
     assert "### cost-cpu-fp32-torch9.9" in text
     regex_line = next(line for line in text.splitlines() if line.startswith("| `regex.v1`"))
-    assert "0.710 (measured" in regex_line and regex_line.rstrip().endswith("| * |")
+    assert "| 0.710 | 0.75 | 0.5 | 0.625 | 0.875 | * |" in regex_line
+    assert "| accuracy (real-test-v1) | open QA | MC | extraction | math | front |" in text
+    quickstart_line = next(line for line in text.splitlines() if line.startswith("| `minilm-l6.old-run`"))
+    assert "not measured on real-test-v1 yet" in quickstart_line and "0.95" not in quickstart_line
+    assert not quickstart_line.rstrip().endswith("| * |")  # a synthetic-set accuracy makes no front
     qwen_line = next(line for line in text.splitlines() if line.startswith("| `qwen3-14b.direct`"))
     assert "| 4800 |" in qwen_line and "not timed" in qwen_line and "n/a" in qwen_line
     out = tmp_path / "README.md"
