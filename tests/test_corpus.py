@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import random
 import re
 import time
@@ -18,8 +19,9 @@ WORD_VALUES = {corpus.words(n): n for n in range(1000)}
 
 @pytest.fixture(scope="module")
 def splits():
-    return {"train": corpus.generate("train", 3000, seed=3), "val": corpus.generate("val", 900, seed=3),
-            "test": corpus.generate("test", 900, seed=3), "adversarial": corpus.generate("adversarial", 560, seed=3)}
+    """Four categories in turn: the first three have the rows that 3000/900/900 gave them before open QA."""
+    return {"train": corpus.generate("train", 4000, seed=3), "val": corpus.generate("val", 1200, seed=3),
+            "test": corpus.generate("test", 1200, seed=3), "adversarial": corpus.generate("adversarial", 560, seed=3)}
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +116,8 @@ def test_labels_and_categories_are_balanced(splits):
     for name in ("train", "val", "test"):
         rows = splits[name]
         assert Counter(r["label"] for r in rows) == {0: len(rows) // 2, 1: len(rows) // 2}
-        assert Counter(r["category"] for r in rows) == {c: len(rows) // 3 for c in corpus.CATEGORY_ORDER}
+        per = Counter(r["category"] for r in rows)  # categories rotate pair by pair: shares differ by one pair at most
+        assert set(per) == set(corpus.CATEGORY_ORDER) and max(per.values()) - min(per.values()) <= 2, per
     train = splits["train"]
     assert len({r["candidate_model"] for r in train}) == 3 and len({r["task"] for r in train}) < 15
     kinds = Counter(r["meta"]["kind"] for r in train)
@@ -379,3 +382,144 @@ def test_correct_and_wrong_candidates_differ(splits):
     for pair in by_question.values():
         assert sorted(r["label"] for r in pair) == [0, 1]
         assert pair[0]["candidate"].strip() != pair[1]["candidate"].strip()
+
+
+# ----------------------------------------------------------------------------- open QA
+SCALES = {"km": 1000, "kilometers": 1000, "kilometres": 1000, "thousand": 1000, "million": 10 ** 6}
+
+
+def measure(text: str) -> tuple[Fraction, str]:
+    """(value in meters or people, unit word) of an open-QA number: '2,350 m', '2.35 km', '2.4 million people',
+    'two thousand three hundred fifty meters', '48.2 thousand' ..."""
+    m = re.fullmatch(r"([\d,.]+)(?: (thousand|million|billion))?(?: (\w+))?", text)
+    if m:
+        value = Fraction(m[1].replace(",", "")) * SCALES.get(m[2], 1)
+        return value * SCALES.get(m[3], 1), m[2] if m[2] == "billion" else m[3] or ""
+    spoken, unit = re.fullmatch(r"([a-z -]+?)(?: (meters|kilometers))?", text).groups()
+    high, _, low = spoken.partition(" thousand")
+    value = WORD_VALUES[high] * 1000 + WORD_VALUES.get(low.strip(), 0) if _ else WORD_VALUES[spoken]
+    return Fraction(value * SCALES.get(unit, 1)), unit or ""
+
+
+def says(text: str, ref: str) -> bool:
+    return bool(re.search(rf"(?<!\w){re.escape(ref.lower())}(?!\w)", text.lower()))
+
+
+def bare_question(question: str) -> str:
+    """An open-QA question without its intro ('Q: ') and instruction line."""
+    line = question.split("\n")[0]
+    intro = max((i for i in corpus.QA_INTROS if line.startswith(i)), key=len)
+    return line[len(intro):]
+
+
+def test_open_qa_rows_in_every_split(splits):
+    for name, rows in splits.items():
+        qa = [r for r in rows if r["category"] == "open_qa"]
+        assert len(qa) >= len(rows) / 6, name
+        assert {r["task"] for r in qa} == {"embedded-openqa"} and all(r["meta"]["family"].startswith("qa.") for r in qa)
+        assert not any(corpus.has_passage(r["question"]) for r in qa)  # no passage: what synth calls open_qa
+        assert all(corpus.infer_category(r["question"], r["references"][0]) in ("open_qa", "open_math") for r in qa)
+    train_families = {r["meta"]["family"] for r in splits["train"] if r["category"] == "open_qa"}
+    assert train_families == {f"qa.{f}" for f in corpus.QA_FAMILIES} - set(corpus.HELDOUT_FAMILIES)
+    adversarial = {r["meta"]["attack"] for r in splits["adversarial"] if r["category"] == "open_qa"}
+    assert {"mentions_reference", "near_miss", "other_entity", "paragraph", "off_by_one", "wrong_unit", "negated",
+            "hedge", "refusal", "list_all"} <= adversarial
+
+
+def test_open_qa_questions_stay_in_their_split(splits):
+    bare = {name: {bare_question(r["question"]) for r in rows if r["category"] == "open_qa"}
+            for name, rows in splits.items() if name != "adversarial"}
+    assert not bare["train"] & (bare["val"] | bare["test"]) and not bare["val"] & bare["test"]
+    keys = {}
+    for split in ("train", "val", "test"):  # a real fact (the capital of France) is asked in one split only
+        ctx, seen = corpus._Ctx(split, 7, "open_qa"), set()
+        keys[split] = {corpus._new_item(ctx, "open_qa", split, seen).split_key for _ in range(600)}
+    assert not keys["train"] & keys["val"] and not keys["train"] & keys["test"] and not keys["val"] & keys["test"]
+    assert any(k.startswith("capital:") for k in keys["val"] | keys["test"])
+
+
+def test_open_qa_references_are_alias_lists(splits):
+    qa = [r for r in splits["train"] if r["category"] == "open_qa"]
+    sizes = Counter(len(r["references"]) for r in qa)
+    assert sizes[1] > len(qa) / 5 and len(qa) - sizes[1] > len(qa) / 5 and max(sizes) == 6, sizes
+    refs = [r["references"] for r in qa]
+    assert any(re.fullmatch(r"\d{4}-\d{2}-\d{2}", x) for rs in refs for x in rs[1:])  # a date, also in ISO form
+    assert any(rs[0].split()[-1] in rs[1:] for rs in refs if " " in rs[0])  # a full name and the surname
+    assert any(f"the {rs[0]}" in rs or f"{rs[0]} River" in rs for rs in refs)  # 'Seine', 'the Seine', 'Seine River'
+    assert any(re.fullmatch(r"[\d,]+ \w+", rs[0]) and len(rs) > 2 for rs in refs)  # '2,350 meters', '2350 m' ...
+
+
+def test_open_qa_correct_forms_agree_and_wrong_ones_differ(items):
+    seen = Counter()
+    for item in items["open_qa"]:
+        texts = [t for _, t in item.forms]
+        right = {t.lower() for t in texts}
+        assert texts[0] == item.references[0] and set(item.references) <= set(texts) and 1 <= len(item.references) <= 6
+        assert item.spans and item.claims and all("{" in c for c in item.claims)
+        wrong = item.spans + [w for kind, ws in item.wrong_forms.items() for w in ws]
+        assert not right & {w.lower() for w in wrong}, item.question
+        assert not any(says(w, r) for w in item.spans for r in right)  # another entity never names the answer
+        assert not any(says(f, r) for f in item.facts + item.after for r in right)  # side facts never do either
+        if item.family == "qa.date":
+            days = {corpus._date_of(t) for t in texts} - {None}
+            assert len(days) == 1, texts
+            day = days.pop()
+            assert dict(item.forms)["weekday"].startswith(corpus.WEEKDAYS[datetime.date(*day).weekday()])
+            assert all(corpus._date_of(w) not in (day, None) for w in item.wrong_forms["off_by_one"] + item.spans)
+            seen["date"] += 1
+        if item.family == "qa.measure":
+            values = {measure(t)[0] for t in texts}
+            assert len(values) == 1, texts
+            value = values.pop()
+            for kind in ("off_by_one", "slip", "decimal_shift", "near_miss"):
+                assert all(measure(w)[0] != value for w in item.wrong_forms[kind]), kind
+            assert all(measure(w)[0] != value for w in item.spans)
+            units = {measure(t)[1] for t in texts}
+            for w in item.wrong_forms["wrong_unit"]:  # the same number in another unit ('412 miles', '412 meters' for 412 km)
+                number, unit = re.fullmatch(r"([\d,.]+) (\w+)", w).groups()
+                assert any(t.startswith(number + " ") for t in texts) and (unit not in units or measure(w)[0] != value), w
+            seen["measure"] += 1
+        if item.family == "qa.who":
+            first, last = item.references[0].split()
+            assert all(last in w and w != item.references[0] for w in item.wrong_forms["near_miss"])
+            assert not any({first, last} & set(w.split()) for w in item.spans)
+            seen["who"] += 1
+        if item.family == "qa.capital":
+            assert item.references[0] in dict(corpus.CAPITALS).values()
+            seen["capital"] += 1
+    assert len(seen) == 4, seen
+
+
+def test_open_qa_long_correct_answers_bury_the_reference(splits):
+    buried = 0
+    for r in splits["train"]:
+        if r["category"] != "open_qa" or r["label"] != 1 or r["meta"]["kind"] != "paragraph":
+            continue
+        sentences = [s for s in re.split(r"\n+|(?<=[.!?\]])\s+(?=[A-Z\"*])", r["candidate"]) if s.strip()]
+        hits = [i for i, s in enumerate(sentences) if any(says(s, ref) for ref in r["references"])]
+        assert 2 <= len(sentences) <= 9, r["candidate"]
+        buried += bool(hits) and len(sentences) >= 3 and 0 not in hits and len(sentences) - 1 not in hits
+    assert buried >= 15, buried
+
+
+def test_open_qa_wrong_answers_that_contain_a_reference(splits):
+    rows = [r for r in splits["train"] if r["category"] == "open_qa" and r["label"] == 0
+            and any(ref.lower() in r["candidate"].lower() for ref in r["references"])]
+    kinds = Counter(r["meta"]["kind"] for r in rows)
+    assert kinds["mentions_reference"] >= 20 and kinds["near_miss"] >= 5 and kinds["wrong_paragraph"] >= 3, kinds
+    for r in rows:
+        assert r["candidate"].strip().lower() not in {ref.lower() for ref in r["references"]}
+
+
+def test_open_qa_mentions_commit_to_the_other_answer(items):
+    rng = random.Random(6)
+    for item in items["open_qa"][:120]:
+        right = {t.lower() for _, t in item.forms}
+        wrong_text, _ = corpus.candidate(item, 0, rng, kind="mentions_reference")
+        right_text, _ = corpus.candidate(item, 1, rng, kind="contrast")
+        assert any(says(wrong_text, r) for r in item.references)  # it names the reference ...
+        claimed = [w for w in item.spans + item.wrong_forms.get("near_miss", []) + item.wrong_forms.get("off_by_one", [])
+                   if w in wrong_text]
+        assert claimed, wrong_text  # ... and states a wrong answer of the item
+        assert any(t in right_text for t in (t for _, t in item.forms)), right_text
+        assert right  # the contrast names a wrong answer and states a right one

@@ -92,3 +92,77 @@ def test_parse_options_and_item_from_reference():
     item = corpus.item_from_reference("How far?", ["1,250 meters"])
     assert item.category == "open_math" and item.value == 1250 and item.unit == "meters"
     assert "kilometers" in item.alt_units
+
+
+QA_ROWS = [
+    {"question": "Who created the Chipmunks?", "references": ["Ross Bagdasarian", "David Seville"]},
+    {"question": "Q: What is the capital of France?", "reference": "Paris"},
+    {"question": "When was the Declaration of Independence signed?", "reference": "July 4, 1776"},
+    {"question": "What is the most common cause of death worldwide?", "references": ["Cancer", "Malignant neoplasm", "Cancers"]},
+    {"question": "Passage: The Chipmunks were created by Ross Bagdasarian in 1958.\nWho created the Chipmunks?",
+     "reference": "Ross Bagdasarian"},
+]
+
+
+def test_open_qa_is_inferred_for_trivia_and_extraction_for_passages():
+    cases = [
+        ("Who created the Chipmunks?", "Ross Bagdasarian", "open_qa"),
+        ("Question: What is the chemical symbol for sodium?", "Na", "open_qa"),  # 'Na' is sodium, not 'n/a'
+        ("Which river flows through Cairo?", "the Nile", "open_qa"),
+        ("Context: Ross Bagdasarian created the Chipmunks.\nWho created them?", "Ross Bagdasarian", "context_extraction"),
+        ("Passage: ...\n\nQ: Who won?", "Ava", "context_extraction"),
+        ("According to the text, who created the band?", "Ross Bagdasarian", "context_extraction"),
+        ("Read the text below.\n\nAva was born in Lyon. Where was Ava born?", "Lyon", "context_extraction"),
+        ("Who created the Chipmunks? " + "The band had a long history. " * 15, "Ross Bagdasarian", "context_extraction"),
+        ("Who created the Chipmunks?", "unanswerable", "context_extraction"),
+        ("Why is the sky blue?", "because air scatters short wavelengths of sunlight more than long ones", "context_extraction"),
+        ("In what year did the Berlin Wall fall?", "1989", "open_math"),
+        (None, "Paris", "context_extraction"),
+    ]
+    assert [corpus.infer_category(q, r) for q, r, _ in cases] == [want for _, _, want in cases]
+
+
+def test_open_qa_items_read_aliases_and_wrong_entities_off_the_row():
+    item = corpus.item_from_reference("What is the capital of France?", ["Paris"])
+    assert item.category == "open_qa" and item.claims == ["The capital of France is {t}."]
+    capitals = {c for _, c in corpus.CAPITALS} | set(corpus.CITIES) | {b[0] for b in corpus.BIG_CITIES}
+    assert item.spans and set(item.spans) <= capitals and "Paris" not in item.spans
+    assert item.wrong_forms["near_miss"] == ["Paris, Texas"] and "France" in item.wrong_forms["other_question"]
+    item = corpus.item_from_reference("When was the Declaration of Independence signed?", ["July 4, 1776"])
+    forms = dict(item.forms)
+    assert forms["iso"] == "1776-07-04" and forms["day_month"] == "4 July 1776" and forms["weekday"].startswith("Thursday")
+    assert all(corpus._date_of(w) != (1776, 7, 4) for w in item.wrong_forms["off_by_one"] + item.spans)
+    item = corpus.item_from_reference("Who created the Chipmunks?", ["Ross Bagdasarian", "David Seville"])
+    assert ("alias", "David Seville") in item.forms and ("initials", "R. Bagdasarian") in item.forms
+    assert item.claims == ["{t} created the Chipmunks."] and item.wrong_forms["other_question"] == ["Chipmunks"]
+    assert all("Bagdasarian" in w and w != "Ross Bagdasarian" for w in item.wrong_forms["near_miss"])
+    assert not any(w.split()[-1] in ("Bagdasarian", "Seville") for w in item.spans)
+    item = corpus.item_from_reference("Which river flows through Cairo?", ["the Nile"])
+    assert {"Nile", "Nile River"} <= {t for _, t in item.forms} and "Blue Nile" in item.wrong_forms["near_miss"]
+    item = corpus.item_from_reference("Which mission first landed people on the Moon?", ["Apollo 11"])
+    assert item.category == "open_qa" and set(item.wrong_forms["off_by_one"]) == {"Apollo 10", "Apollo 12"}
+    assert item.spans == ["Moon"]  # nothing of its type is known: the question's own name is the wrong answer
+
+
+def test_open_qa_candidates_are_labelled_by_the_references(tmp_path):
+    made = synth.synthesize(synth.read_rows(write(tmp_path / "qa.jsonl", QA_ROWS)), per_question=16, seed=2, val_fraction=0.0)
+    assert Counter(r["category"] for r in made) == {"open_qa": 64, "context_extraction": 16}
+    right_forms = {  # what a correct candidate may say: the references and the forms derived from them
+        "Who created the Chipmunks?": ["Ross Bagdasarian", "David Seville", "R. Bagdasarian"],
+        "Q: What is the capital of France?": ["Paris"],
+        "When was the Declaration of Independence signed?": ["July 4", "4 July 1776", "1776-07-04", "July 4th", "Jul 4",
+                                                             "fourth of July"],
+        "What is the most common cause of death worldwide?": ["Cancer", "Malignant neoplasm", "Cancers"],
+    }
+    kinds = Counter()
+    for r in (r for r in made if r["category"] == "open_qa"):
+        cand, kind = r["candidate"].lower(), r["meta"]["kind"]
+        kinds[kind, r["label"]] += 1
+        if r["label"] == 1:
+            assert any(f.lower() in cand for f in right_forms[r["question"]]), (kind, cand)
+        if r["label"] == 0 and kind in ("other_entity", "near_miss", "wrong_paragraph", "mentions_reference"):
+            assert cand.strip(" .*") not in {x.lower() for x in r["references"]}
+            if r["question"] == "Q: What is the capital of France?" and kind == "other_entity":
+                assert "paris" not in cand
+    assert kinds["paragraph", 1] + kinds["restated", 1] + kinds["decorated", 1] >= 3, kinds
+    assert sum(n for (k, lab), n in kinds.items() if lab == 0 and k in ("other_entity", "near_miss", "mentions_reference")) >= 4

@@ -1,7 +1,7 @@
 """The embedded corpus: procedural, labelled (question, candidate, reference) records.
 
 Offline training data and a stress test for judges, generated in-process in seconds.
-Three categories in equal shares, each with many question families and phrasings:
+Four categories in equal shares, each with many question families and phrasings:
 
 * ``multiple_choice`` (task ``embedded-mc``): 4-10 options labelled ``A.``, ``A)``, ``(A)``,
   ``(1)``, ``1)`` or as markdown lists; the reference is the option label.
@@ -10,6 +10,15 @@ Three categories in equal shares, each with many question families and phrasings
   ``unanswerable`` when the passage does not say.
 * ``open_math`` (``embedded-math``): multi-step word problems (money, percentages, fractions,
   rates, units, algebra, expressions) whose answer the generator computes exactly.
+* ``open_qa`` (``embedded-openqa``): factual questions without a passage, as in TriviaQA or NQ-open
+  (capitals, chemical symbols, rivers, a city's country; and fictional founders, authors, prize
+  winners, years, dates, professions, birthplaces, heights, lengths, populations), whose references
+  are one to six aliases ("New York City" / "NYC", "July 4, 1976" / "1976-07-04", "the Seine" /
+  "Seine River"). Correct answers range from the bare entity to a paragraph that buries it among
+  other facts, names and dates, with citations, bold, light hedges and unlisted equivalent forms;
+  wrong ones mention the reference but commit to something else, contain it as part of another
+  name ("Okafor" in "Kenji Okafor"), are off by one, in the wrong unit, or answer another question.
+  It draws from its own random stream, so adding it left the other categories' rows unchanged.
 
 Every question gets one correct and one wrong candidate (labels exactly balanced), written in
 the styles of real models (bare, "Final answer:", ``\\boxed{}``, sentences, markdown, answer plus
@@ -23,7 +32,9 @@ that reaches the answer then states another, truncation, refusals and text addre
 Splits: ``train``/``val``/``test`` use disjoint random streams; a held-out part of the phrasings,
 whole families (see ``HELDOUT_FAMILIES``) and the last fifth of every word list appear only outside
 ``train``, and every question text is assigned to exactly one split by its hash, so no question
-text is shared between splits. ``adversarial`` is a named suite: each pair of rows carries
+text is shared between splits (open QA hashes the bare question without its intro or instruction,
+and for a real fact its subject, so "the capital of France" is asked in one split only, however
+phrased). ``adversarial`` is a named suite: each pair of rows carries
 ``meta['attack']`` (see ``ATTACKS``), one wrong candidate and one correct counterpart.
 
 The candidate functions are reusable for user data (``bertjudge.data.synth``): ``item_from_reference``
@@ -34,6 +45,7 @@ a candidate text of that label.
 from __future__ import annotations
 
 import argparse
+import datetime
 import hashlib
 import random
 import re
@@ -54,6 +66,7 @@ TASKS = {
     "multiple_choice": "embedded-mc",
     "context_extraction": "embedded-extraction",
     "open_math": "embedded-math",
+    "open_qa": "embedded-openqa",
 }
 CATEGORY_ORDER = tuple(TASKS)
 ANS = "\x00ANS\x00"  # placeholder for the stated result in a reasoning line
@@ -270,18 +283,25 @@ class Item:
     conversions: list[tuple[Fraction, str]] = field(default_factory=list)  # equal quantities
     intermediates: list[Fraction] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)  # reasoning lines; the last holds ANS
-    # context extraction
+    # context extraction (open QA: spans are wrong entities of the answer's type)
     spans: list[str] = field(default_factory=list)  # wrong spans of the same type
     evidence: dict[str, str] = field(default_factory=dict)  # span -> the passage sentence stating it
     answerable: bool = True
     asked: str = "this"  # what the question asks about, for "the passage does not mention ..."
+    # open QA
+    claims: list[str] = field(default_factory=list)  # sentences restating the answer, "{t}" for it
+    facts: list[str] = field(default_factory=list)  # side facts to state before the answer
+    after: list[str] = field(default_factory=list)  # side facts to state after it
+    wrong_forms: dict[str, list[str]] = field(default_factory=dict)  # error kind -> wrong answers
+    mentions: list[str] = field(default_factory=list)  # "{m}" mentioned, "{c}" committed to
+    split_key: str = ""  # open QA: what decides the split (a real fact's subject, else the bare question)
 
 
 class _Ctx:
-    """The random stream of one (split, seed) and the word-list view of its split."""
+    """The random stream of one (split, seed[, stream]) and the word-list view of its split."""
 
-    def __init__(self, split: str, seed: int):
-        self.rng = random.Random(f"{CORPUS_VERSION}/{split}/{seed}")
+    def __init__(self, split: str, seed: int, stream: str = ""):
+        self.rng = random.Random(f"{CORPUS_VERSION}/{split}/{seed}" + (f"/{stream}" if stream else ""))
         self.train = split == "train"
 
     def pool(self, seq):
@@ -923,8 +943,507 @@ def _extraction_item(c, fact, slot, idx, answerable):
                 alt_units=["acres", "square meters"] if slot == "area" and answerable else [])
 
 
+# ----------------------------------------------------------------------------- open QA
+# Real facts (capitals, symbols, rivers, a city's country) and fictional ones (founders, authors,
+# prizes, dates, professions, birthplaces, heights, lengths, populations), asked without a passage.
+CITY_COUNTRY = {  # the cities of CITIES whose name is not also a well-known city elsewhere
+    "Lyon": "France", "Porto": "Portugal", "Krakow": "Poland", "Osaka": "Japan", "Leeds": "United Kingdom",
+    "Gdansk": "Poland", "Quito": "Ecuador", "Tampere": "Finland", "Brisbane": "Australia", "Bergen": "Norway",
+    "Malmo": "Sweden", "Bologna": "Italy", "Cusco": "Peru", "Dresden": "Germany", "Accra": "Ghana",
+    "Nagoya": "Japan", "Ghent": "Belgium", "Aarhus": "Denmark", "Seville": "Spain", "Cork": "Ireland",
+    "Tartu": "Estonia", "Mombasa": "Kenya", "Salzburg": "Austria", "Austin": "United States",
+    "Utrecht": "Netherlands", "Busan": "South Korea", "Lille": "France", "Graz": "Austria", "Turin": "Italy",
+    "Basel": "Switzerland", "Riga": "Latvia", "Fresno": "United States",
+}
+BIG_CITIES = [  # (city, country, aliases)
+    ("New York City", "United States", ["NYC", "New York", "New York, NY"]),
+    ("Los Angeles", "United States", ["LA", "L.A."]),
+    ("Saint Petersburg", "Russia", ["St. Petersburg", "St Petersburg"]),
+    ("Mexico City", "Mexico", ["Ciudad de México", "CDMX"]),
+    ("Rio de Janeiro", "Brazil", ["Rio"]),
+    ("Mumbai", "India", ["Bombay"]),
+    ("Ho Chi Minh City", "Vietnam", ["Saigon", "HCMC"]),
+    ("São Paulo", "Brazil", ["Sao Paulo"]),
+    ("Munich", "Germany", ["München"]),
+    ("Cologne", "Germany", ["Köln"]),
+    ("Florence", "Italy", ["Firenze"]),
+    ("Naples", "Italy", ["Napoli"]),
+    ("Kolkata", "India", ["Calcutta"]),
+    ("The Hague", "Netherlands", ["Den Haag"]),
+    ("Washington, D.C.", "United States", ["Washington", "Washington DC", "DC"]),
+]
+CITY_ALIASES = {
+    "Krakow": ["Kraków", "Cracow"], "Gdansk": ["Gdańsk"], "Malmo": ["Malmö"], "Cusco": ["Cuzco"], "Turin": ["Torino"],
+    "Seville": ["Sevilla"], "Lyon": ["Lyons"], "Porto": ["Oporto"], "Ghent": ["Gent"], "Basel": ["Basle"],
+    "Aarhus": ["Århus"], "Busan": ["Pusan"], "Austin": ["Austin, Texas"], "Bogota": ["Bogotá"],
+    "Reykjavik": ["Reykjavík"], "Santiago": ["Santiago de Chile"], "Rome": ["Roma"], "Lisbon": ["Lisboa"],
+    "Prague": ["Praha"], "Warsaw": ["Warszawa"], "Vienna": ["Wien"], "Copenhagen": ["København"],
+    "Brussels": ["Bruxelles"], "Moscow": ["Moskva"], "Beijing": ["Peking"], "Havana": ["La Habana"],
+    **{city: aliases for city, _, aliases in BIG_CITIES},
+}
+COUNTRY_ALIASES = {
+    "United States": ["USA", "US", "United States of America", "America", "the U.S."],
+    "United Kingdom": ["UK", "Britain", "Great Britain", "the U.K."],
+    "Netherlands": ["Holland"], "South Korea": ["Republic of Korea", "Korea"], "Czech Republic": ["Czechia"],
+    "Ireland": ["Republic of Ireland", "Éire"], "Russia": ["Russian Federation"], "Germany": ["Deutschland"],
+    "Spain": ["España"], "Italy": ["Italia"], "Brazil": ["Brasil"], "Mexico": ["México"],
+}
+THE_COUNTRIES = ("United States", "United Kingdom", "Netherlands", "Czech Republic")
+CONTINENTS = {
+    "France": "Europe", "Germany": "Europe", "Italy": "Europe", "Spain": "Europe", "Portugal": "Europe",
+    "Japan": "Asia", "Canada": "North America", "Australia": "Oceania", "Egypt": "Africa", "Kenya": "Africa",
+    "India": "Asia", "China": "Asia", "Russia": "Europe and Asia", "Argentina": "South America",
+    "Peru": "South America", "Chile": "South America", "Norway": "Europe", "Sweden": "Europe", "Finland": "Europe",
+    "Denmark": "Europe", "Poland": "Europe", "Greece": "Europe", "Turkey": "Europe and Asia", "Ireland": "Europe",
+    "Austria": "Europe", "Hungary": "Europe", "Thailand": "Asia", "Vietnam": "Asia", "South Korea": "Asia",
+    "Indonesia": "Asia", "Nigeria": "Africa", "Morocco": "Africa", "Colombia": "South America",
+    "Cuba": "the Caribbean", "Iceland": "Europe", "Belgium": "Europe", "Czech Republic": "Europe",
+    "New Zealand": "Oceania", "United Kingdom": "Europe", "Ecuador": "South America", "Ghana": "Africa",
+    "Estonia": "Europe", "United States": "North America", "Netherlands": "Europe", "Switzerland": "Europe",
+    "Latvia": "Europe", "Mexico": "North America", "Brazil": "South America", "Iraq": "Asia", "Ukraine": "Europe",
+    "Slovakia": "Europe",
+}
+ATOMIC_NUMBERS = {
+    "hydrogen": 1, "helium": 2, "carbon": 6, "nitrogen": 7, "oxygen": 8, "sodium": 11, "magnesium": 12,
+    "aluminium": 13, "silicon": 14, "phosphorus": 15, "sulfur": 16, "chlorine": 17, "potassium": 19, "calcium": 20,
+    "iron": 26, "copper": 29, "zinc": 30, "silver": 47, "tin": 50, "gold": 79, "mercury": 80, "lead": 82,
+    "neon": 10, "argon": 18, "iodine": 53, "nickel": 28, "uranium": 92, "platinum": 78,
+}
+RIVERS = [  # (city, country, river); no city of the held-out fifth of CITIES
+    ("Paris", "France", "Seine"), ("London", "United Kingdom", "Thames"), ("Cairo", "Egypt", "Nile"),
+    ("Vienna", "Austria", "Danube"), ("Budapest", "Hungary", "Danube"), ("Rome", "Italy", "Tiber"),
+    ("Dresden", "Germany", "Elbe"), ("Hamburg", "Germany", "Elbe"), ("Porto", "Portugal", "Douro"),
+    ("Lisbon", "Portugal", "Tagus"), ("Warsaw", "Poland", "Vistula"), ("Krakow", "Poland", "Vistula"),
+    ("Prague", "Czech Republic", "Vltava"), ("Cologne", "Germany", "Rhine"), ("Seville", "Spain", "Guadalquivir"),
+    ("Florence", "Italy", "Arno"), ("Baghdad", "Iraq", "Tigris"), ("Kyiv", "Ukraine", "Dnieper"),
+    ("Bordeaux", "France", "Garonne"), ("Bratislava", "Slovakia", "Danube"), ("Frankfurt", "Germany", "Main"),
+    ("New Orleans", "United States", "Mississippi"), ("Bangkok", "Thailand", "Chao Phraya"),
+    ("Pisa", "Italy", "Arno"), ("Dusseldorf", "Germany", "Rhine"),
+]
+RIVER_ALIASES = {"Vltava": ["Moldau"], "Tagus": ["Tejo", "Tajo"], "Dnieper": ["Dnipro"], "Vistula": ["Wisła"],
+                 "Danube": ["Donau"], "Rhine": ["Rhein"], "Tiber": ["Tevere"], "Elbe": ["Labe"]}
+NEAR_MISSES = {  # wrong answers that contain the right one (or one of its aliases)
+    "Ireland": ["Northern Ireland"], "South Korea": ["North Korea"], "United States": ["United States Virgin Islands"],
+    "Netherlands": ["Netherlands Antilles"], "Porto": ["Porto Alegre"], "Lille": ["Lillehammer"],
+    "Bergen": ["Bergen op Zoom"], "Basel": ["Basel-Landschaft"], "Santiago": ["Santiago de Compostela"],
+    "Nile": ["Blue Nile", "White Nile"], "Washington, D.C.": ["Washington State"], "New York City": ["New York State"],
+    "Rio de Janeiro": ["Rio Grande"], "Saint Petersburg": ["St. Petersburg, Florida"], "Paris": ["Paris, Texas"],
+    "Lima": ["Lima, Ohio"], "Vienna": ["Vienna, Virginia"], "Athens": ["Athens, Georgia"], "Moscow": ["Moscow, Idaho"],
+    "Berlin": ["Berlin, New Hampshire"], "Dublin": ["Dublin, Ohio"], "Warsaw": ["Warsaw, Indiana"],
+    "Cairo": ["Cairo, Illinois"], "Lisbon": ["Lisbon, Maine"], "Madrid": ["Madrid, Iowa"],
+}
+# fictional events: claims and questions with {slot} fields; "before"/"after": side facts for paragraphs
+QA_EVENTS = {
+    "founded": {
+        "claims": ["{p} founded {org} in {year}.", "{org} was founded by {p} in {year}.", "In {year}, {p} started {org}."],
+        "ask": {"p": ["Who founded {org}?", "Who was the founder of {org}?", "Which entrepreneur started the company {org}?"],
+                "year": ["In what year was {org} founded?", "When was {org} established?", "What year did {p} found {org}?"]},
+        "before": ["{org} began as a small workshop in {city}.", "Today {org} is headquartered in {city2}."],
+        "after": ["By {year2}, the company employed about {count} people.", "{other} became its chief executive in {year2}.",
+                  "Before that, the founder had worked as {a_job}."],
+        "other": {"p": ("year", "{org} was founded in {year}."), "year": ("p", "It was founded by {p}.")},
+    },
+    "wrote": {
+        "claims": ["{p} wrote \"{title}\", which was first published in {year}.", "\"{title}\" is a novel by {p}, published in {year}.",
+                   "The novel \"{title}\" was written by {p} and came out in {year}."],
+        "ask": {"p": ["Who wrote the novel \"{title}\"?", "Who is the author of \"{title}\"?", "\"{title}\" was written by which author?"],
+                "year": ["In what year was the novel \"{title}\" first published?", "When did \"{title}\" come out?",
+                         "What year was \"{title}\" by {p} published?"]},
+        "before": ["\"{title}\" is set in {city}.", "The novel follows three generations of a family of {jobs}."],
+        "after": ["It was translated into {langs} languages.", "A film adaptation directed by {other} followed in {year2}.",
+                  "The book won the {award} in {year2}."],
+        "other": {"p": ("year", "\"{title}\" was first published in {year}."), "year": ("p", "It was written by {p}.")},
+    },
+    "won": {
+        "claims": ["{p} won the {award} in {year}.", "The {award} for {year} went to {p}.", "In {year}, the {award} was awarded to {p}."],
+        "ask": {"p": ["Who won the {award} in {year}?", "Who received the {award} in {year}?", "To whom was the {award} awarded in {year}?"],
+                "year": ["In what year did {p} win the {award}?", "When was {p} awarded the {award}?", "What year did {p} receive the {award}?"]},
+        "before": ["The {award} has been given every year since {year0}.", "That year's ceremony was held in {city}."],
+        "after": ["{other} was the runner-up.", "The prize came with a medal and a cash award.",
+                  "It was the first major prize of that career."],
+        "other": {"p": ("year", "The {award} has a long history; this one was awarded in {year}."),
+                  "year": ("p", "It went to {p}.")},
+    },
+    "published": {
+        "claims": ["\"{title}\" by {p} was published on {date}.", "{p} published \"{title}\" on {date}.",
+                   "The novel \"{title}\" came out on {date}."],
+        "ask": {"date": ["On what date was the novel \"{title}\" by {p} published?", "When exactly was {p}'s novel \"{title}\" released?",
+                         "What is the publication date of \"{title}\"?"]},
+        "before": ["\"{title}\" is set in {city}.", "The novel follows three generations of a family of {jobs}."],
+        "after": ["It was translated into {langs} languages.", "A film adaptation directed by {other} followed in {year2}."],
+        "other": {"date": ("p", "It is a novel by {p}.")},
+    },
+    "born": {
+        "claims": ["{p} was born on {date}.", "{p} was born in {city} on {date}.", "The date of birth of {p} is {date}."],
+        "ask": {"date": ["When was {p}, the founder of {org}, born?", "What is the date of birth of {p}, the author of \"{title}\"?",
+                         "On what date was {p} born?"]},
+        "before": ["{p} grew up in {city2}.", "{p} is best known as the founder of {org}."],
+        "after": ["{p} later studied in {city3}.", "{p} went on to publish the novel \"{title}\" in {year3}."],
+        "other": {"date": ("city", "{p} was born in {city}.")},
+    },
+}
+QA_FAMILIES_OF_SLOT = {"who": "p", "year": "year", "date": "date"}
+QA_INTROS = ["", "", "", "", "Question: ", "Q: ", "Trivia question: ", "Answer the following question. "]
+QA_INSTRUCTIONS = ["", "", "", "", "Answer briefly.", "Give a short answer.", "Keep your answer short.",
+                   "Explain your answer.", "Answer in one sentence."]
+# alias names that stay right when the references do not list them: a form anyone can derive
+# from a listed one (a date's other spellings, a number's units, initials, articles), not an exonym
+DERIVABLE = ("day_month", "iso", "ordinal", "abbrev", "spelling", "digits", "article", "river", "initials", "prep",
+             "synonym")
+GENERIC_CLAIMS = ["The answer is {t}.", "It is {t}.", "That would be {t}."]
+MENTIONS = [  # "{m}" mentioned, "{claim}" the sentence committing to the answer given
+    "Although many people would say {m}, {claim_mid}", "{M} is a common guess, but that is wrong. {claim}",
+    "Not {m}. {claim}", "Some sources give {m}, but {claim_mid}", "It is easy to think of {m}. However, {claim_mid}",
+    "{claim} It is not {m}, as is sometimes claimed.",
+]
+QA_FILLERS = (["This is a common trivia question.", "Let me recall the relevant facts."],
+              ["This is well documented in standard reference works.", "You can check it in most encyclopedias."])
+QA_CAVEATS = ["I believe it is {a}.", "If I remember correctly, it's {a}.", "I think the answer is {a}.",
+              "I'm fairly sure it's {a}.", "I'm not 100% sure, but I believe it's {a}.", "My best recollection is {a}."]
+
+
+def _the(country: str) -> str:
+    return f"the {country}" if country in THE_COUNTRIES else country
+
+
+def _cap(text: str) -> str:
+    return text[0].upper() + text[1:] if text and text[0].islower() else text
+
+
+def _people(c, k: int) -> list[str]:
+    """k fictional full names with distinct first names and surnames."""
+    return [f"{a} {b}" for a, b in zip(c.sample(FIRST_NAMES, k), c.sample(SURNAMES, k))]
+
+
+def _longer_surname(c, surname: str) -> str:
+    """Another surname that contains this one ("Okafor" -> "Okaforson")."""
+    return next(surname + s for s in c.rng.sample(["son", "sen", "er", "ley", "ton"], 5) if surname + s not in SURNAMES)
+
+
+def _has_word(text: str, part: str) -> bool:
+    """Whether part occurs in text as whole words (what ``(?<!\\w)part(?!\\w)`` finds, without a regex)."""
+    start = text.find(part)
+    while start >= 0 and part:
+        end = start + len(part)
+        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) and \
+                (end == len(text) or not (text[end].isalnum() or text[end] == "_")):
+            return True
+        start = text.find(part, start + 1)
+    return False
+
+
+def _mentioned(text: str, right: set[str]) -> bool:
+    """Whether the text names one of the (lowercase) right answers as whole words."""
+    low = text.lower()
+    return any(_has_word(low, r) for r in right)
+
+
+def _qa(c, question: str, aliases, equivalents=(), spans=(), wrong=None, claims=(), facts=(), after=(), mentions=(),
+        alt_units=(), asked: str = "the answer", split_key: str = "") -> Item:
+    """An open-QA item. ``aliases``: (name, text) forms that a reference list may hold, the canonical
+    one first; the references are it and a random part of the others (1-6 in all). Correct forms are
+    the listed ones, the unlisted derivable ones and ``equivalents`` (never listed). Wrong answers
+    equal to a correct form are dropped; wrong entities and side facts that mention one are dropped
+    too (a wrong entity holding a correct form is a near miss)."""
+    canon, rest = aliases[0], [a for a in dict.fromkeys(aliases[1:]) if a[1] != aliases[0][1]]
+    k = c.rng.randint(1, min(5, len(rest))) if rest and c.rng.random() < 0.6 else 0
+    listed = [canon] + c.rng.sample(rest, k)
+    forms, texts = [], set()
+    for name, text in listed + [a for a in rest if a not in listed and a[0] in DERIVABLE] + list(equivalents):
+        if text not in texts:
+            forms.append((name, text))
+            texts.add(text)
+    item = Item("open_qa", question, [t for _, t in listed], forms=forms, claims=list(claims), mentions=list(mentions),
+                alt_units=list(alt_units), asked=asked, split_key=split_key)
+    return _qa_wrongs(item, {t.lower() for _, t in list(aliases) + list(equivalents)}, spans, wrong, facts, after)
+
+
+def _qa_wrongs(item: Item, right: set[str], spans, wrong, facts=(), after=()) -> Item:
+    """Set the item's wrong entities, wrong forms and side facts, given every right text (lowercase):
+    none equal to a right text; entities, facts and wrong forms that mention one dropped (an entity
+    doing so is a near miss; near misses and wrong units may)."""
+    digits = {d for t in right if re.fullmatch(r"[\d,. ]+\D{0,12}", t) for d in [re.sub(r"\D", "", t)] if len(d) >= 3}
+    wrong = {kind: [w for w in dict.fromkeys(texts)  # a near miss or a wrong unit holds the right text by design
+                    if w.lower() not in right and (kind in ("near_miss", "wrong_unit") or not _mentioned(w, right))]
+             for kind, texts in (wrong or {}).items()}
+    near, clean = wrong.setdefault("near_miss", []), []
+    for span in dict.fromkeys(spans):
+        if span.lower() in right or any(_has_word(r, span.lower()) for r in right):
+            continue  # a correct form, or a part of one
+        (near if _mentioned(span, right) else clean).append(span)
+
+    def fine(fact):
+        return not _mentioned(fact, right) and not any(d in re.sub(r"(?<=\d)[,.](?=\d)", "", fact) for d in digits)
+
+    item.spans, item.wrong_forms = clean, {kind: texts for kind, texts in wrong.items() if texts}
+    item.facts, item.after = [f for f in facts if fine(f)], [f for f in after if fine(f)]
+    return item
+
+
+def _qa_capital(c, fam, slot, phr):
+    (country, city), *others = c.sample(CAPITALS, 7)
+    same = [x for x in c.pool(CITIES) if CITY_COUNTRY.get(x) == country]
+    the = _the(country)
+    return _qa(c, phr.format(x=the), [("reference", city)] + [("alias", a) for a in CITY_ALIASES.get(city, ())],
+               [("with_country", f"{city}, {country}"), ("paraphrase", f"the city of {city}")],
+               spans=same + [o[1] for o in others],
+               wrong={"near_miss": NEAR_MISSES.get(city, []), "other_question": [CONTINENTS[country], f"{_cap(the)} is in {CONTINENTS[country]}."]},
+               claims=[f"The capital of {the} is {{t}}.", f"{{t}} is the capital of {the}.", f"{_cap(the)}'s capital city is {{t}}."],
+               facts=[f"{_cap(the)} is a country in {CONTINENTS[country]}.", f"{_cap(the)} has a long and varied history."],
+               after=["The city is home to many museums, parks and government buildings.", "It is the seat of the national government.",
+                      "It is also an important centre of culture and trade."],
+               asked=f"the capital of {the}", split_key=f"capital:{country}")
+
+
+def _qa_symbol(c, fam, slot, phr):
+    element, sym = c.pick(ELEMENTS)
+    others = [s for _, s in c.pool(ELEMENTS) if s != sym]
+    return _qa(c, phr.format(x=element), [("reference", sym)],
+               [("with_name", f"{sym} ({element})"), ("paraphrase", f"the symbol {sym}")],
+               spans=c.rng.sample(others, 6),
+               wrong={"near_miss": [s for s in others if s.startswith(sym)],  # C -> Ca, Cl, Cu
+                      "other_question": [str(ATOMIC_NUMBERS[element]), f"The atomic number of {element} is {ATOMIC_NUMBERS[element]}."]},
+               claims=[f"The chemical symbol for {element} is {{t}}.", f"{_cap(element)} is written {{t}} in the periodic table.",
+                       f"{{t}} is the symbol of {element}."],
+               facts=[f"{_cap(element)} has the atomic number {ATOMIC_NUMBERS[element]}.",
+                      "Every chemical element has a symbol of one or two letters."],
+               after=["Chemists around the world use the same symbols.", "The periodic table lists 118 known elements."],
+               asked=f"the chemical symbol for {element}", split_key=f"symbol:{element}")
+
+
+def _river_forms(river: str) -> list[tuple[str, str]]:
+    return [("reference", river)] + [("alias", a) for a in RIVER_ALIASES.get(river, ())] + [
+        ("article", f"the {river}"), ("river", f"{river} River"), ("river", f"River {river}"), ("river", f"the {river} River")]
+
+
+def _qa_river(c, fam, slot, phr):
+    city, country, river = c.pick(RIVERS)
+    others = list(dict.fromkeys(r for _, _, r in c.pool(RIVERS) if r != river))
+    spans = [c.rng.choice([r, f"the {r}", f"{r} River"]) for r in c.rng.sample(others, min(6, len(others)))]
+    return _qa(c, phr.format(x=city), _river_forms(river), spans=spans,
+               wrong={"near_miss": NEAR_MISSES.get(river, []), "other_question": [country, f"{city} is in {_the(country)}."]},
+               claims=[f"The river that flows through {city} is {{the_t}}.", f"{city} lies on {{the_t}}.",
+                       f"{{the_t}} flows through {city}."],
+               facts=[f"{city} is a city in {_the(country)}.", f"{city} has many bridges."],
+               after=["The river has long been important for trade and transport.", "Its banks are lined with parks and promenades."],
+               asked=f"the river of {city}", split_key=f"river:{city}")
+
+
+def _country_forms(country: str, city: str = "") -> list[tuple[str, str]]:
+    forms = [("reference", country)] + [("alias", a) for a in COUNTRY_ALIASES.get(country, ())]
+    forms += [("alias", "England")] if city == "Leeds" else []
+    return forms + ([("article", f"the {country}")] if country in THE_COUNTRIES else [])
+
+
+def _qa_country(c, fam, slot, phr):
+    if c.rng.random() < 0.3:
+        city, country, _ = c.pick(BIG_CITIES)
+    else:
+        city = c.pick(CITIES)
+        while city not in CITY_COUNTRY:
+            city = c.pick(CITIES)
+        country = CITY_COUNTRY[city]
+    countries = list(dict.fromkeys([k for k, _ in c.pool(CAPITALS)] + list(CITY_COUNTRY.values())))
+    spans = c.rng.sample([k for k in countries if k != country], 6)
+    return _qa(c, phr.format(x=city), _country_forms(country, city), spans=spans,
+               wrong={"near_miss": NEAR_MISSES.get(country, []), "other_question": [CONTINENTS[country], f"{city} is in {CONTINENTS[country]}."]},
+               claims=[f"{city} is in {{t}}.", f"{city} is a city in {{t}}.", f"The city of {city} is located in {{t}}."],
+               facts=[f"{city} is one of the larger cities of its region.", f"{city} has a historic centre and a university."],
+               after=[f"The country lies in {CONTINENTS[country]}.", "The country is a member of the United Nations."],
+               asked=f"the country of {city}", split_key=f"country:{city}")
+
+
+def _date_text(y: int, m: int, d: int, style: str) -> str:
+    month = MONTHS[m - 1]
+    return {"reference": f"{month} {d}, {y}", "day_month": f"{d} {month} {y}", "iso": f"{y}-{m:02d}-{d:02d}",
+            "ordinal": f"{month} {_ordinal(d)}, {y}", "abbrev": f"{month[:3]} {d}, {y}",
+            "paraphrase": f"the {_ordinal_words(d)} of {month}, {y}",
+            "weekday": f"{WEEKDAYS[datetime.date(y, m, d).weekday()]}, {month} {d}, {y}"}[style]
+
+
+def _qa_answer(c, slot, w):
+    """(aliases, equivalents, wrong entities, wrong forms) of a fictional answer of a slot kind."""
+    if slot == "p":
+        first, last = w["p"].split()
+        others = [n for n in c.pool(FIRST_NAMES) if n != first]
+        return ([("reference", w["p"]), ("surname", last), ("initials", f"{first[0]}. {last}")], [], w["people"],
+                {"near_miss": [f"{c.rng.choice(others)} {last}", f"{first} {_longer_surname(c, last)}"]})
+    if slot == "year":
+        y = w["year"]
+        spans = [str(v) for v in c.rng.sample([v for v in range(y - 40, y + 41) if abs(v - y) > 1 and v <= 2024], 4)]
+        return ([("reference", str(y)), ("prep", f"in {y}")], [("paraphrase", f"the year {y}"), ("words", _year_words(y))],
+                spans, {"off_by_one": [str(y - 1), str(y + 1)], "slip": [str(y + d) for d in (-10, -5, -2, 2, 5, 10) if y + d <= 2024]})
+    y, m, d = w["date"]
+    styles = ["reference", "day_month", "iso", "ordinal"]
+    shifted = [(y, m, d + 1), (y, m, d - 1) if d > 1 else (y, m, d + 2), (y - 1, m, d), (y + 1, m, d)]
+    other = [(c.rng.randint(y - 30, y + 5), c.rng.randint(1, 12), c.rng.randint(1, 28)) for _ in range(4)]
+    near = [f"{d + 10} {MONTHS[m - 1]} {y}", f"{MONTHS[m - 1]} {d + 10}, {y}"] if d <= 9 else []  # "4 July" in "14 July"
+    return ([(s, _date_text(y, m, d, s)) for s in styles],
+            [(s, _date_text(y, m, d, s)) for s in ("abbrev", "paraphrase", "weekday")],
+            [_date_text(*v, c.rng.choice(styles)) for v in other if v[1:] != (m, d)],
+            {"off_by_one": [_date_text(*v, c.rng.choice(styles)) for v in shifted], "near_miss": near})
+
+
+def _qa_world(c) -> dict:
+    """The fictional people, places, things and numbers of one open-QA question."""
+    people = _people(c, 5)
+    year = c.rng.randint(1900, 2012)
+    cities = c.sample(CITIES, 4)
+    job = c.pick(JOBS)
+    return {"p": people[0], "people": people[1:4], "other": people[4], "org": f"{c.pick(ORG_HEADS)} {c.pick(ORG_TAILS)}",
+            "title": f"The {c.pick(TITLE_ADJ)} {c.pick(TITLE_NOUN)}", "award": c.pick(AWARDS),
+            "city": cities[0], "city2": cities[1], "city3": cities[2], "city4": cities[3],
+            "year": year, "year0": year - c.rng.randint(5, 60), "born": year - c.rng.randint(25, 55),
+            "year2": year + c.rng.randint(3, 12), "year3": year + c.rng.randint(20, 40),
+            "count": c.rng.randint(12, 900), "langs": c.rng.randint(3, 40),
+            "job": job, "a_job": _a(job[0]), "jobs": c.pick(JOBS)[0] + "s",
+            "date": (year, c.rng.randint(1, 12), c.rng.randint(1, 27))}
+
+
+def _qa_event(c, fam, event, phr):
+    spec, slot = QA_EVENTS[event], QA_FAMILIES_OF_SLOT[fam]
+    w = _qa_world(c)
+    shown = {**w, "date": _date_text(*w["date"], "reference")}
+    blank = {**shown, slot: "{t}"}
+    aliases, equivalents, spans, wrong = _qa_answer(c, slot, w)
+    other, sentence = spec["other"][slot]
+    wrong["other_question"] = [str(shown[other]), sentence.format(**shown)]
+    return _qa(c, phr.format(**shown), aliases, equivalents, spans, wrong,
+               claims=[t.format(**blank) for t in spec["claims"] if "{" + slot + "}" in t],
+               facts=[t.format(**shown) for t in spec["before"] if "{" + slot + "}" not in t],
+               after=[t.format(**shown) for t in spec["after"] if "{" + slot + "}" not in t],
+               mentions=[f"{{m}} is often credited, but it was {{c}}."] if slot == "p" else [],
+               asked={"p": "the person", "year": "the year", "date": "the date"}[slot])
+
+
+def _qa_bio(c, fam, slot, phr):
+    w = _qa_world(c)
+    p, question = w["p"], phr.format(**w)
+    if slot == "job":
+        job, synonym = w["job"]
+        others = [j for j in c.pool(JOBS) if j != w["job"]]
+        return _qa(c, question, [("reference", job), ("synonym", synonym), ("article", _a(job))], [("synonym", _a(synonym))],
+                   spans=[c.rng.choice([j, s, _a(j)]) for j, s in c.rng.sample(others, 5)],
+                   wrong={"near_miss": [f"{job}'s assistant", f"{_a(job)}'s assistant"],
+                          "other_question": [w["city2"], f"{p} lives in {w['city2']}."]},
+                   claims=[f"{p}'s profession is {{a_t}}.", f"{p} works as {{a_t}}.", f"By profession, {p} is {{a_t}}."],
+                   facts=[f"{p} was born in {w['born']} and grew up in {w['city2']}.", f"{p} studied in {w['city3']} for several years."],
+                   after=["Colleagues describe the work as demanding but rewarding.", f"{p} has two children."],
+                   asked="the profession")
+    if c.rng.random() < 0.3:
+        city, country, _ = c.pick(BIG_CITIES)
+    else:
+        city = c.pick(CITIES)
+        country = CITY_COUNTRY.get(city)
+    aliases = [("reference", city)] + [("alias", a) for a in CITY_ALIASES.get(city, ())]
+    equivalents = [("prep", f"in {city}")] + ([("with_country", f"{city}, {country}")] if country else [])
+    spans = [x for x in c.sample(CITIES, 4) + [c.pick(BIG_CITIES)[0]] if x != city]
+    home = c.rng.choice([x for x in c.pool(CITIES) if x != city and x not in spans])
+    return _qa(c, question, aliases, equivalents, spans,
+               wrong={"near_miss": NEAR_MISSES.get(city, []), "other_question": [str(w["born"]), f"{p} was born in {w['born']}."]},
+               claims=[f"{p} was born in {{t}}.", f"{p}'s birthplace is {{t}}.", f"{p} was born in {{t}} in {w['born']}."],
+               facts=[f"{p} grew up in a family of {w['jobs']}.", f"{p} is best known as the founder of {w['org']}."],
+               after=[f"The family moved to {home} when {p} was a child.", f"{p} still visits the city every summer."],
+               mentions=[f"{p} grew up in {{m}}, but was born in {{c}}.", f"{p} lives in {{m}} today, but was born in {{c}}."],
+               asked="the birthplace")
+
+
+def _number_aliases(n: int, units: list[str]) -> list[tuple[str, str]]:
+    """'2,350 meters', '2350 m', ... : the number with and without a thousands comma, in each unit spelling."""
+    nums = list(dict.fromkeys([f"{n:,}", str(n)]))
+    out = [("reference", f"{nums[0]} {units[0]}")]
+    return out + [("digits" if num != nums[0] else "abbrev" if len(unit) < 3 else "spelling", f"{num} {unit}")
+                  for num in nums for unit in units if (num, unit) != (nums[0], units[0])]
+
+
+def _qa_measure(c, fam, slot, phr):
+    name, there = c.pick(ORG_HEADS), c.pick(ORG_HEADS)
+    people, year, city = _people(c, 1), c.rng.randint(1820, 1990), c.pick(CITIES)
+    if slot == "height":
+        n = c.rng.randint(12, 480) * 10
+        unit, what = ("meters", "m", "metres"), f"Mount {name}"
+        equivalents = [("converted", f"{fmt(Fraction(n, 1000))} km"), ("words", f"{words(n)} meters")]
+        wrong = {"wrong_unit": [f"{n:,} feet", f"{n:,} yards"], "other_question": [str(year), f"It was first climbed in {year}."]}
+        claims = [f"{what} is {{t}} high.", f"The summit of {what} rises to {{t}}.", f"{what} has a height of {{t}}."]
+        facts = [f"{what} lies in the {there} Range.", f"It was first climbed in {year} by an expedition led by {people[0]}."]
+        after, alt = ["Its summit is often covered in snow.", "The mountain is popular with hikers in summer."], ["feet"]
+    elif slot == "length":
+        n = c.rng.randint(40, 2400)
+        unit, what = ("km", "kilometers", "kilometres"), f"the {name} River"
+        equivalents = [("converted", f"{n * 1000:,} meters"), ("words", f"{words(n)} kilometers")]
+        wrong = {"wrong_unit": [f"{n:,} miles", f"{n:,} meters"], "other_question": [f"Lake {there}", f"It flows into Lake {there}."]}
+        claims = [f"{_cap(what)} is {{t}} long.", f"{_cap(what)} runs for {{t}}.", f"The total length of {what} is {{t}}."]
+        facts = [f"{_cap(what)} rises near {city}.", f"It was first mapped by {people[0]} in {year}."]
+        after, alt = [f"It flows into Lake {there}.", "Several dams along its course produce electricity."], ["miles"]
+    else:
+        big = c.rng.random() < 0.4
+        n = c.rng.randint(11, 95) * 100_000 if big else c.rng.randint(12, 990) * 100
+        what = f"the {'city' if big else 'town'} of {name}"
+        unit, alt = ("",), ["households"]
+        if big:
+            short = f"{fmt(Fraction(n, 1_000_000))} million"
+            aliases = [("reference", short), ("digits", f"{n:,}"), ("digits", str(n)), ("spelling", f"{short} people")]
+            equivalents = [("converted", f"{n:,} inhabitants"), ("spelling", f"{short} residents")]
+            wrong = {"wrong_unit": [f"{fmt(Fraction(n, 1_000_000))} billion"]}
+        else:
+            aliases = [("reference", f"{n:,}"), ("digits", str(n)), ("spelling", f"{n:,} people"), ("spelling", f"{n:,} inhabitants")]
+            equivalents = [("words", words(n)), ("converted", f"{fmt(Fraction(n, 1000))} thousand"), ("spelling", f"{n:,} residents")]
+            wrong = {"wrong_unit": [f"{n:,} households", f"{n:,} families"]}
+        wrong["other_question"] = [str(year), f"{_cap(what)} was founded in {year}."]
+        claims = [f"{_cap(what)} has a population of {{t}}.", f"The population of {what} is {{t}}.", f"{_cap(what)} is home to {{t}}."]
+        facts = [f"{_cap(what)} was founded in {year}.", f"It lies about {c.rng.randint(20, 200)} kilometres from {city}."]
+        after = [f"Its mayor is {people[0]}.", "Tourism and farming are its main industries."]
+    if slot != "population":
+        aliases = _number_aliases(n, list(unit))
+    step = 100_000 if n >= 1_000_000 else 100 if slot == "population" else 1
+    near = int("1" + str(n))  # 2350 -> 12350: the right digits inside a wrong number
+
+    def show(v):
+        if n >= 1_000_000:
+            return f"{fmt(Fraction(v, 1_000_000))} million"
+        return f"{v:,}" + (f" {unit[0]}" if unit[0] else "")
+
+    wrong.update(off_by_one=[show(n - step), show(n + step)], slip=[show(n + d * step * c.rng.randint(3, 9)) for d in (-1, 1)],
+                 decimal_shift=[show(n * 10)] + ([show(n // 10)] if n % 10 == 0 and n // 10 else []), near_miss=[show(near)])
+    spans = [show(v) for v in sorted({round(n * f / step) * step for f in (0.5, 0.7, 1.3, 1.6, 2.2)} - {n, n - step, n + step})]
+    return _qa(c, phr.format(x=name, place=what), aliases, equivalents, spans, wrong, claims, facts, after, alt_units=alt,
+               asked=f"the {slot}")
+
+
+QA_FAMILIES = {  # family -> (make(c, family, slot, phrasing) -> Item, {slot: phrasings})
+    "capital": (_qa_capital, {"city": ["What is the capital of {x}?", "Which city is the capital of {x}?",
+                                       "Name the capital city of {x}."]}),
+    "symbol": (_qa_symbol, {"symbol": ["What is the chemical symbol for {x}?", "Which symbol stands for {x} in the periodic table?",
+                                       "How is the element {x} written in chemical notation?"]}),
+    "river": (_qa_river, {"river": ["Which river flows through {x}?", "What river runs through the city of {x}?",
+                                    "{x} lies on which river?"]}),
+    "country": (_qa_country, {"country": ["In which country is {x}?", "Which country is the city of {x} in?",
+                                          "{x} is a city in which country?"]}),
+    **{fam: (_qa_event, {event: spec["ask"][slot] for event, spec in QA_EVENTS.items() if slot in spec["ask"]})
+       for fam, slot in QA_FAMILIES_OF_SLOT.items()},
+    "bio": (_qa_bio, {"job": ["What does {p} of {city} do for a living?", "What is the profession of {p}, born in {born}?",
+                              "{p}, who lives in {city}, works in which profession?"],
+                      "city": ["In which city was {p}, the founder of {org}, born?", "Where was {p}, the author of \"{title}\", born?",
+                               "What is the birthplace of {p}, winner of the {award}?"]}),
+    "measure": (_qa_measure, {"height": ["How high is Mount {x}?", "What is the height of Mount {x}?", "How tall is Mount {x}, in meters?"],
+                              "length": ["How long is the {x} River?", "What is the length of the {x} River?",
+                                         "How many kilometers long is the {x} River?"],
+                              "population": ["What is the population of {place}?", "How many people live in {place}?",
+                                             "How many inhabitants does {place} have?"]}),
+}
+
+
+def _qa_item(c, fam, slot, idx) -> Item:
+    make, asks = QA_FAMILIES[fam]
+    item = make(c, fam, slot, asks[slot][idx])
+    item.split_key = item.split_key or item.question  # a real fact stays in one split whatever the phrasing
+    intro, instr = c.rng.choice(QA_INTROS), c.rng.choice(QA_INSTRUCTIONS)
+    item.question = f"{intro}{item.question}" + (f"\n{instr}" if instr else "")
+    return item
+
+
 HELDOUT_FACTS = ("prize",)
-HELDOUT_FAMILIES = ("math.interest", "math.rectangle", "mc.plural", "extract.prize")
+HELDOUT_FAMILIES = ("math.interest", "math.rectangle", "mc.plural", "extract.prize", "qa.country")
 
 
 # ----------------------------------------------------------------------------- templates and splits
@@ -941,6 +1460,10 @@ def _templates() -> list[tuple[str, str, object, int, bool]]:
         for slot, phrasings in spec["ask"].items():
             out += [("context_extraction", f"extract.{fact}", (fact, slot), i,
                      f"extract.{fact}" in HELDOUT_FAMILIES or i == len(phrasings) - 1) for i in range(len(phrasings))]
+    for fam, (_, asks) in QA_FAMILIES.items():
+        for slot, phrasings in asks.items():
+            out += [("open_qa", f"qa.{fam}", (fam, slot), i, f"qa.{fam}" in HELDOUT_FAMILIES or i == len(phrasings) - 1)
+                    for i in range(len(phrasings))]
     return out
 
 
@@ -973,9 +1496,12 @@ def _new_item(c: _Ctx, category: str, split: str, seen: set) -> Item:
             _finish_math(item, c.rng)
         elif category == "multiple_choice":
             item = _mc_item(c, key, MC_FAMILIES[key][1][idx])
+        elif category == "open_qa":
+            item = _qa_item(c, key[0], key[1], idx)
         else:
             item = _extraction_item(c, key[0], key[1], idx, c.rng.random() < 0.8)
-        if item.question in seen or question_split(item.question, heldout) != split:
+        where = question_split(item.split_key, False) if item.split_key else question_split(item.question, heldout)
+        if item.question in seen or where != split:
             continue
         seen.add(item.question)
         item.task, item.family, item.template, item.heldout = TASKS[category], family, template_id(family, key, idx), heldout
@@ -1045,7 +1571,13 @@ def _math_wrong(item: Item, kind: str, rng: random.Random) -> Fraction | None:
 # ----------------------------------------------------------------------------- reasoning
 def _rationale(item: Item, basis, rng: random.Random) -> tuple[list[str], list[str]]:
     """(lines before the decisive one, the decisive lines) of a reasoning reaching ``basis``:
-    a number (math), an option index (multiple choice) or a span (extraction, other)."""
+    a number (math), an option index (multiple choice) or a span (extraction, open QA, other)."""
+    if item.category == "open_qa":
+        pre = [rng.choice(["Let me recall the relevant facts.", "The question asks about {a}.", "Let's think about {a}.",
+                           "Step by step:"]).format(a=item.asked)]
+        if item.facts and rng.random() < 0.6:
+            pre.append(rng.choice(item.facts))
+        return pre, [_qa_claim(item, str(basis), rng)]
     if item.category == "open_math" and item.steps:
         lines = [s.replace(ANS, fmt(basis) if not item.is_money else money(basis)) for s in item.steps]
         intro = rng.choice(["Let's solve this step by step.", "We work through the problem carefully.", "Step by step:", ""])
@@ -1129,6 +1661,12 @@ def correct_answer(item: Item, rng: random.Random, alt: bool = False, short: boo
         forms = item.forms[1:] if alt and len(item.forms) > 1 else item.forms
         form, text = rng.choice(forms)
         return text, form, item.value
+    if item.category == "open_qa":  # any alias or equivalent; alt: not the first reference
+        forms = item.forms or [("reference", r) for r in item.references]
+        if alt:
+            forms = [f for f in forms if f[1] != item.references[0]] or forms
+        form, text = rng.choice(forms)
+        return text, form, item.references[0]
     forms = item.forms or [("reference", r) for r in item.references]
     if short:
         forms = [f for f in forms if f[0] not in ("long_span", "paraphrase", "paraphrase_sentence")] or forms[:1]
@@ -1140,6 +1678,9 @@ def correct_answer(item: Item, rng: random.Random, alt: bool = False, short: boo
 
 def wrong_answer(item: Item, error: str, rng: random.Random) -> tuple[str, object] | None:
     """(text, basis) of a wrong short answer of kind ``error``; None where it does not apply."""
+    if item.category == "open_qa":  # wrong entities of the answer's type, or the item's wrong forms of that kind
+        texts = item.spans if error == "other_span" else item.wrong_forms.get(error, [])
+        return (rng.choice(texts),) * 2 if texts else None
     if error in ("other_option", "letter_text_mismatch"):
         if item.category != "multiple_choice" or not item.labels:
             return None
@@ -1174,6 +1715,8 @@ def wrong_answer(item: Item, error: str, rng: random.Random) -> tuple[str, objec
         if item.category != "context_extraction" or not item.answerable:
             return None
         return rng.choice(["unanswerable", "The passage does not say.", "This is not mentioned in the text."]), UNANSWERABLE
+    if error in QA_ERRORS:
+        return None
     raise KeyError(error)
 
 
@@ -1259,8 +1802,9 @@ def _k_self_correct(item, rng, model):
 
 def _k_caveat(item, rng, model):
     right, form, _ = correct_answer(item, rng, short=True)
-    text = rng.choice(["I'm not completely sure, but I think the answer is {a}.", "I can't be certain without more context; my best answer is {a}.",
-                       "This is tricky. I'll go with {a}."]).format(a=right)
+    templates = ["I'm not completely sure, but I think the answer is {a}.", "I can't be certain without more context; my best answer is {a}.",
+                 "This is tricky. I'll go with {a}."]
+    text = rng.choice(QA_CAVEATS if item.category == "open_qa" else templates).format(a=right)
     return text, "sentence", {"form": form}
 
 
@@ -1364,7 +1908,148 @@ def _k_judge_injection(item, rng, model):
     return f"{made[0]}\n\n{rng.choice(INJECTIONS)}", made[1], {}
 
 
-# kind -> (label, function(item, rng, model) -> (text, style, meta) or None, weight in the main splits)
+# ----------------------------------------------------------------------------- open-QA candidates
+QA_ERRORS = ("near_miss", "other_question")
+
+
+def _fill_claim(template: str, t: str, bold: bool = False) -> str:
+    """A claim template with the answer in it: "{t}" as is, "{a_t}" with an article, "{the_t}" with 'the'."""
+    shown = f"**{t}**" if bold else t
+    if "{a_t}" in template:
+        article = "" if re.match(r"(?:a|an|the)\s", t, re.I) else "an " if t[0].lower() in "aeiou" else "a "
+        template = template.replace("{a_t}", article + shown)
+    if "{the_t}" in template:
+        template = template.replace("{the_t}", ("" if re.match(r"the\s", t, re.I) else "the ") + shown)
+    return _cap(template.replace("{t}", shown))
+
+
+def _qa_claim(item: Item, t: str, rng: random.Random, bold: bool = False) -> str:
+    return _fill_claim(rng.choice(item.claims or GENERIC_CLAIMS), t, bold)
+
+
+def _mid(sentence: str) -> str:
+    """A sentence to follow 'but' or 'However,': 'The capital ...' -> 'the capital ...'; names keep their case."""
+    first = sentence.split(" ", 1)[0]
+    return sentence[0].lower() + sentence[1:] if first in ("The", "It", "In", "Its", "By", "That") else sentence
+
+
+def _cite(sentence: str, rng: random.Random, k: int = 1) -> str:
+    """The sentence with a citation mark: 'Paris is the capital [1].' or 'Paris is the capital.[1][2]'."""
+    mark = "".join(f"[{i}]" for i in range(k, k + rng.choice([1, 1, 2])))
+    if sentence.endswith(".") and rng.random() < 0.5:
+        return f"{sentence[:-1]} {mark}."
+    return f"{sentence}{mark}" if sentence.endswith(".") else f"{sentence} {mark}"
+
+
+def _qa_paragraph(item: Item, answer: str, rng: random.Random, extra: str = "") -> str:
+    """2-6 sentences: side facts before, the claim with the answer, side facts after (so the answer
+    sits in the middle), with citations, bold, a list layout, an opener or a closer now and then."""
+    avoid = {answer.lower()}
+    before = [f for f in item.facts if not _mentioned(f, avoid)] or ([] if item.facts or item.after else QA_FILLERS[0])
+    after = [f for f in item.after if not _mentioned(f, avoid)] or ([] if item.facts or item.after else QA_FILLERS[1])
+    nb = rng.randint(1, min(2, len(before))) if before else 0
+    na = rng.randint(1 if rng.random() < 0.8 else 0, min(2, len(after))) if after else 0
+    sentences = [before[i] for i in sorted(rng.sample(range(len(before)), nb))]
+    sentences += [_qa_claim(item, answer, rng, bold=rng.random() < 0.3)] + ([extra] if extra else []) + rng.sample(after, na)
+    if rng.random() < 0.35:
+        cited, k = [], 1
+        for x in sentences:
+            cited.append(_cite(x, rng, k) if rng.random() < 0.7 else x)
+            k += cited[-1].count("[") - x.count("[")
+        sentences = cited
+    body = "\n".join(f"- {x}" for x in sentences) if rng.random() < 0.15 else " ".join(sentences)
+    opener = rng.choice(["", "", "", "Sure! ", "Great question! ", "Here is what I found:\n\n"])
+    closer = rng.choice(["", "", "", "\n\nLet me know if you would like more details.", " I hope this helps!"])
+    sources = "\n\nSources:\n[1] encyclopedia entry\n[2] news archive" if "[1]" in body and rng.random() < 0.3 else ""
+    return f"{opener}{body}{closer}{sources}"
+
+
+def _qa_short(item: Item, rng: random.Random) -> tuple[str, str]:
+    """(form, text) of a correct form that fits in a sentence (not 'in 1990')."""
+    return rng.choice([f for f in item.forms if f[0] != "prep"] or item.forms)
+
+
+def _qa_wrong(item: Item, rng: random.Random) -> str | None:
+    """A wrong answer of the right type: another entity (most often), a near miss or an off-by-one."""
+    pools = [p for p in (item.spans, item.spans, item.wrong_forms.get("near_miss"), item.wrong_forms.get("off_by_one")) if p]
+    return rng.choice(rng.choice(pools)) if pools else None
+
+
+def _qa_mention(item: Item, mentioned: str, committed: str, rng: random.Random) -> str:
+    claim = _qa_claim(item, committed, rng)
+    return rng.choice(MENTIONS + item.mentions).format(m=mentioned, M=_cap(mentioned), c=committed, claim=claim,
+                                                       claim_mid=_mid(claim))
+
+
+def _k_restated(item, rng, model):
+    if item.category != "open_qa":
+        return None
+    form, text = _qa_short(item, rng)
+    out = _qa_claim(item, text, rng, bold=rng.random() < 0.25)
+    out = _cite(out, rng) if rng.random() < 0.2 else out
+    out = rng.choice(["Sure! ", "Good question. ", "Of course. "]) + out if rng.random() < 0.15 else out
+    return out, "sentence", {"form": form}
+
+
+def _k_paragraph(item, rng, model):
+    if item.category != "open_qa":
+        return None
+    form, text = _qa_short(item, rng)
+    return _qa_paragraph(item, text, rng), "paragraph", {"form": form}
+
+
+def _k_decorated(item, rng, model):
+    if item.category != "open_qa":
+        return None
+    form, text = rng.choice(item.forms)
+    ops = ["bold", "period", "exclaim", "quoted", "cited", "cited"]
+    ops += ["lower", "upper", "lower"] if len(text) > 3 and not re.search(r"\d", text) else []  # not 'Co' -> 'CO'
+    op = rng.choice(ops)
+    out = {"bold": f"**{text}**", "period": _dot(text), "exclaim": f"{text}!", "quoted": f"\"{text}\"",
+           "cited": _cite(_dot(text), rng) if rng.random() < 0.5 else f"{text} [1]", "lower": text.lower(),
+           "upper": text.upper()}[op]
+    return out, "bare", {"form": form, "decoration": op}
+
+
+def _k_contrast(item, rng, model):
+    """Right: names a wrong entity, then commits to the answer ("Although many would say Lyon, ... Paris")."""
+    wrong = _qa_wrong(item, rng) if item.category == "open_qa" else None
+    if not wrong:
+        return None
+    form, text = _qa_short(item, rng)
+    return _qa_mention(item, wrong, text, rng), "sentence", {"form": form}
+
+
+def _k_mentions_reference(item, rng, model):
+    """Wrong: names the reference, then commits to another answer ("Although many would say Paris, ... Lyon")."""
+    wrong = _qa_wrong(item, rng) if item.category == "open_qa" else None
+    if not wrong:
+        return None
+    ref = rng.choice([r for r in item.references if not r.lower().startswith("in ")] or item.references)
+    return _qa_mention(item, ref, wrong, rng), "sentence", {}
+
+
+def _k_wrong_paragraph(item, rng, model):
+    wrong = _qa_wrong(item, rng) if item.category == "open_qa" else None
+    if not wrong:
+        return None
+    extra = f"It is sometimes confused with {rng.choice(item.references)}." if rng.random() < 0.25 else ""
+    return _qa_paragraph(item, wrong, rng, extra), "paragraph", {}
+
+
+def _k_other_question(item, rng, model):
+    """Wrong: answers a neighbouring question (the year when asked who, the continent when asked the capital)."""
+    got = wrong_answer(item, "other_question", rng)
+    if not got:
+        return None
+    if got[0].endswith("."):
+        return got[0], "sentence", {}
+    style = rng.choice(["bare", "sentence", "final_line", "markdown"])
+    return present(item, got[0], got[0], style, rng), style, {}
+
+
+# kind -> (label, function(item, rng, model) -> (text, style, meta) or None, weight in the main splits of the
+# first three categories); open QA draws its kinds with ``QA_KIND_WEIGHTS``
 KINDS = {
     "plain": (1, _k_plain, 50), "alt_form": (1, _k_alt_form, 12), "full_reasoning": (1, _k_full_reasoning, 10),
     "long_span": (1, _k_long_span, 5), "letter_text": (1, _k_letter_text, 4), "converted_unit": (1, _k_converted, 4),
@@ -1379,31 +2064,48 @@ KINDS = {
     "negated": (0, _k_negated, 4), "hedge": (0, _k_hedge, 4), "list_all": (0, _k_list_all, 3),
     "right_then_wrong": (0, _k_right_then_wrong, 5), "truncated": (0, _k_truncated, 4), "refusal": (0, _k_refusal, 2),
     "judge_injection": (0, _k_judge_injection, 2),
+    "restated": (1, _k_restated, 0), "paragraph": (1, _k_paragraph, 0), "decorated": (1, _k_decorated, 0),
+    "contrast": (1, _k_contrast, 0), "other_entity": (0, _wrong_simple("other_span"), 0),
+    "near_miss": (0, _wrong_simple("near_miss"), 0), "mentions_reference": (0, _k_mentions_reference, 0),
+    "wrong_paragraph": (0, _k_wrong_paragraph, 0), "other_question": (0, _k_other_question, 0),
 }
+QA_KIND_WEIGHTS = {
+    "plain": 22, "alt_form": 10, "restated": 12, "paragraph": 14, "decorated": 6, "contrast": 4, "caveat": 5,
+    "full_reasoning": 3, "converted_unit": 2, "hedge_commit": 2, "self_correct": 2, "injection_correct": 1, "negated_other": 2,
+    "other_entity": 22, "near_miss": 7, "off_by_one": 5, "slip": 2, "decimal_shift": 1, "wrong_unit": 3,
+    "mentions_reference": 10, "wrong_paragraph": 12, "other_question": 5, "hedge": 5, "negated": 3, "list_all": 2,
+    "right_then_wrong": 3, "truncated": 2, "refusal": 3, "judge_injection": 1,
+}
+_KIND_DRAW = {(qa, label): ([k for k in names if weights.get(k, 0) > 0], [weights[k] for k in names if weights.get(k, 0) > 0])
+              for qa, weights in ((False, {k: w for k, (_, _, w) in KINDS.items()}), (True, QA_KIND_WEIGHTS))
+              for label in (0, 1) for names in [[k for k, (lab, _, _) in KINDS.items() if lab == label]]}
 # attack -> (wrong kind, correct counterpart kind, categories)
 ATTACKS = {
     "other_option": ("other_option", "alt_form", ("multiple_choice",)),
     "letter_text_mismatch": ("letter_text_mismatch", "letter_text", ("multiple_choice",)),
     "list_all": ("list_all", "full_reasoning", CATEGORY_ORDER),
     "intermediate": ("intermediate", "full_reasoning", ("open_math",)),
-    "off_by_one": ("off_by_one", "alt_form", ("open_math",)),
+    "off_by_one": ("off_by_one", "alt_form", ("open_math", "open_qa")),
     "sign_error": ("sign_error", "alt_form", ("open_math",)),
-    "wrong_unit": ("wrong_unit", "converted_unit", ("open_math",)),
+    "wrong_unit": ("wrong_unit", "converted_unit", ("open_math", "open_qa")),
     "other_span": ("other_span", "long_span", ("context_extraction",)),
-    "negated": ("negated", "negated_other", ("context_extraction", "multiple_choice")),
+    "negated": ("negated", "negated_other", ("context_extraction", "multiple_choice", "open_qa")),
     "hedge": ("hedge", "hedge_commit", CATEGORY_ORDER),
     "right_then_wrong": ("right_then_wrong", "self_correct", CATEGORY_ORDER),
     "truncated": ("truncated", "full_reasoning", CATEGORY_ORDER),
     "refusal": ("refusal", "caveat", CATEGORY_ORDER),
     "judge_injection": ("judge_injection", "injection_correct", CATEGORY_ORDER),
+    "other_entity": ("other_entity", "alt_form", ("open_qa",)),
+    "near_miss": ("near_miss", "restated", ("open_qa",)),
+    "mentions_reference": ("mentions_reference", "contrast", ("open_qa",)),
+    "paragraph": ("wrong_paragraph", "paragraph", ("open_qa",)),
 }
 
 
 def candidate(item: Item, label: int, rng: random.Random, model: str = "synthetic-a",
               kind: str | None = None) -> tuple[str, dict]:
     """A candidate text of the given label for the item, and its meta (style, kind, form or error)."""
-    names = [k for k, (lab, _, w) in KINDS.items() if lab == label] if kind is None else [kind]
-    weights = [KINDS[k][2] for k in names]
+    names, weights = _KIND_DRAW[item.category == "open_qa", label] if kind is None else ([kind], [1])
     for _ in range(50):
         name = rng.choices(names, weights=weights)[0]
         made = KINDS[name][1](item, rng, model)
@@ -1432,7 +2134,8 @@ def generate(split: str, n: int, seed: int = 0, attacks: list[str] | None = None
     """n labelled records of the split, deterministic for (split, n, seed, attacks).
 
     Each question yields one correct and one wrong candidate; categories rotate, so labels are
-    balanced and categories take equal shares. ``attacks`` (all of them in ``adversarial``) makes
+    balanced and categories take equal shares. Open QA draws from its own random stream, so the rows
+    of the other categories are those they had before it existed. ``attacks`` (all of them in ``adversarial``) makes
     every pair one of these attacks (its wrong kind and the correct counterpart, ``ATTACKS``), with
     ``meta['attack']``: the adversarial suite, or extra training rows of the kinds a judge gets wrong.
     """
@@ -1443,6 +2146,7 @@ def generate(split: str, n: int, seed: int = 0, attacks: list[str] | None = None
     if unknown:
         raise ValueError(f"unknown attacks {unknown}; expected some of {', '.join(ATTACKS)}")
     c, seen, out = _Ctx(split, seed), set(), []
+    ctxs = {**{cat: c for cat in CATEGORY_ORDER}, "open_qa": _Ctx(split, seed, "open_qa")}
     models = list(MODELS)
     i = 0
     while len(out) < n:
@@ -1451,19 +2155,20 @@ def generate(split: str, n: int, seed: int = 0, attacks: list[str] | None = None
             wrong_kind, right_kind, cats = ATTACKS[attack]
             category = cats[(i // len(attacks)) % len(cats)]
         else:
-            attack, wrong_kind, right_kind, category = None, None, None, CATEGORY_ORDER[i % 3]
+            attack, wrong_kind, right_kind, category = None, None, None, CATEGORY_ORDER[i % len(CATEGORY_ORDER)]
         i += 1
+        cc = ctxs[category]
         for _ in range(100):
-            item = _new_item(c, category, split, seen)
+            item = _new_item(cc, category, split, seen)
             try:
-                pair = [(lab, model, *candidate(item, lab, c.rng, model, kind))
-                        for lab, kind, model in ((1, right_kind, c.rng.choice(models)), (0, wrong_kind, c.rng.choice(models)))]
+                pair = [(lab, model, *candidate(item, lab, cc.rng, model, kind))
+                        for lab, kind, model in ((1, right_kind, cc.rng.choice(models)), (0, wrong_kind, cc.rng.choice(models)))]
             except ValueError:
                 continue
             break
         else:
             raise RuntimeError(f"attack {attack!r} found no applicable {category} item")
-        c.rng.shuffle(pair)
+        cc.rng.shuffle(pair)
         for lab, model, text, meta in pair:
             if attack:
                 meta["attack"] = attack
@@ -1483,16 +2188,35 @@ UNIT_ALTERNATIVES = {
 }
 
 
+_PASSAGE_MARK = re.compile(
+    r"^\s*(?:passage|context|text|article|document|paragraph|background|story|excerpt)\s*:"
+    r"|\bread the (?:following|text|passage|article)\b|\baccording to the (?:passage|text|article|context|document)\b",
+    re.IGNORECASE | re.MULTILINE)
+PASSAGE_CHARS = 400  # a question longer than this holds a passage
+SHORT_REFERENCE_WORDS = 8  # an open-QA reference is a name, date or number of at most this many words
+
+
+def has_passage(question: str | None) -> bool:
+    """Whether the question holds a passage: a 'Passage:', 'Context:', 'Text:' ... line, 'read the
+    text' or 'according to the passage', or more than PASSAGE_CHARS characters."""
+    return bool(question) and (len(question) > PASSAGE_CHARS or bool(_PASSAGE_MARK.search(question)))
+
+
 def infer_category(question: str | None, reference: str) -> str:
-    """open_math for a numeric reference, multiple_choice for an option label with options in the
-    question, else context_extraction."""
+    """open_math for a numeric reference; multiple_choice for an option label with options in the
+    question; context_extraction for a question with a passage (``has_passage``), an 'unanswerable'
+    reference, a long one (over SHORT_REFERENCE_WORDS words) or no question; else open_qa (a factual
+    question without a passage and a short answer, as in TriviaQA)."""
     if parse_number(reference) is not None and re.fullmatch(r"[\s$€£\d.,/%+\-−]*[A-Za-z ]{0,12}", reference):
         return "open_math"
     labels, _ = parse_options(question or "")
     m = _LABEL.match(reference)
     if labels and m and re.fullmatch(r"\W*\w\W*", reference.split()[0]) and m[1].upper() in labels:
         return "multiple_choice"
-    return "context_extraction"
+    unanswerable = _UNANSWERABLE.match(reference) and reference.strip() != "Na"  # 'n/a' or 'NA', not sodium
+    if not question or has_passage(question) or unanswerable or len(reference.split()) > SHORT_REFERENCE_WORDS:
+        return "context_extraction"
+    return "open_qa"
 
 
 _STOPWORDS = set((
@@ -1532,10 +2256,144 @@ def _question_spans(question: str, references: list[str]) -> list[str]:
     return keep[:12]
 
 
+def _known_entities() -> dict[str, tuple[str, str]]:
+    """lowercase name -> (group, canonical name) of the entities the corpus knows, with their aliases."""
+    table = {}
+
+    def add(group, canonical, names=()):
+        for name in (canonical, *names):
+            table.setdefault(name.lower(), (group, canonical))
+
+    for city in list(dict.fromkeys([c for _, c in CAPITALS] + CITIES + [b[0] for b in BIG_CITIES])):
+        add("city", city, CITY_ALIASES.get(city, ()))
+    for country in dict.fromkeys([k for k, _ in CAPITALS] + list(CITY_COUNTRY.values()) + [b[1] for b in BIG_CITIES]):
+        add("country", country, [t for _, t in _country_forms(country)])
+    for river in dict.fromkeys(r for _, _, r in RIVERS):
+        add("river", river, [t for _, t in _river_forms(river)])
+    for element, _ in ELEMENTS:
+        add("element", element, {"aluminium": ["aluminum"], "sulfur": ["sulphur"]}.get(element, ()))
+    for job, synonym in JOBS:
+        add("job", job, [synonym, _a(job), _a(synonym)])
+    for group, names in (("planet", "Mercury Venus Earth Mars Jupiter Saturn Uranus Neptune".split()), ("month", MONTHS),
+                         ("weekday", WEEKDAYS)):
+        for name in names:
+            add(group, name)
+    return table
+
+
+KNOWN_ENTITIES = _known_entities()
+_DATE_RE = [(re.compile(rf"({'|'.join(MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?, (\d{{4}})"), (3, 1, 2)),
+            (re.compile(rf"(\d{{1,2}}) ({'|'.join(MONTHS)}) (\d{{4}})"), (3, 2, 1)),
+            (re.compile(r"(\d{4})-(\d{2})-(\d{2})"), (1, 2, 3))]
+_PERSON = re.compile(r"[A-Z][\w'’-]+(?: [A-Z]\.)?(?: [A-Z][\w'’-]+){1,2}")
+_RESTATE = [  # (question pattern, claim template with {t})
+    (re.compile(r"(?:what|which|who)\s+(is|was|are|were)\s+(the\s.+?)\s*\?", re.I), "{2} {1} {{t}}."),
+    (re.compile(r"who\s+((?:\w+ed|wrote|won|built|sang|made|led|ran|drew|took|gave|became|held|sold|bought|began|"
+                r"beat|wrote|composed|founded|played)\s.+?)\s*\?", re.I), "{{t}} {1}."),
+]
+_DANGLING = {"of", "in", "on", "at", "for", "from", "to", "by", "with", "about", "called", "named", "known", "made",
+             "used", "located", "born", "founded", "like"}
+
+
+def _date_of(text: str) -> tuple[int, int, int] | None:
+    for pattern, (yi, mi, di) in _DATE_RE:
+        m = pattern.fullmatch(text.strip())
+        if m:
+            y, mo, d = int(m[yi]), m[mi], int(m[di])
+            mo = MONTHS.index(mo) + 1 if mo in MONTHS else int(mo)
+            try:
+                datetime.date(y, mo, d)
+            except ValueError:
+                return None
+            return y, mo, d
+    return None
+
+
+def _bump(text: str, delta: int) -> str | None:
+    """The text with its last number moved by delta ('Apollo 11' -> 'Apollo 12'); None if it holds none."""
+    found = list(re.finditer(r"\d+(?![\d.,]*\d)(?!st|nd|rd|th)", text))
+    if not found:
+        return None
+    m = found[-1]
+    value = int(m[0]) + delta
+    return None if value < 0 else f"{text[:m.start()]}{value}{text[m.end():]}"
+
+
+def _restate(question: str) -> list[str]:
+    """Claim templates that restate a plain question with the answer ('What is the capital of France?'
+    -> 'The capital of France is {t}.'); empty when the question has no shape it knows."""
+    lines = [x.strip() for x in question.strip().splitlines() if x.strip().endswith("?")]
+    line = re.sub(r"^(?:question|q|trivia(?: question)?)\s*:\s*", "", lines[-1] if lines else "", flags=re.I)
+    for pattern, template in _RESTATE:
+        m = pattern.fullmatch(line)
+        if m and m.groups()[-1].split()[-1].lower() not in _DANGLING:
+            return [_cap(template.format(None, *m.groups()))]
+    return []
+
+
+def _question_entities(question: str, references: list[str]) -> list[str]:
+    """Capitalized names in the question that are none of the references: answers to another question."""
+    found = re.findall(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'-]*)*", question)
+    found = [" ".join(w for i, w in enumerate(f.split()) if i or w.lower() not in _STOPWORDS) for f in found]
+    right = {r.lower() for r in references}
+    return [f for f in dict.fromkeys(x.strip() for x in found)
+            if len(f) > 1 and f.lower() not in _STOPWORDS | {"trivia", "q"} and not _mentioned(f, right)
+            and not any(f.lower() in r for r in right)][:6]
+
+
+def _user_qa(item: Item) -> Item:
+    """Fill an open-QA item from its question and references alone: its aliases are the references
+    (and the derivable forms of a date, a river, a person's initials); wrong entities come from the
+    corpus's own lists when a reference is an entity it knows (a city, country, river, element, job,
+    planet, month), from made-up names when the question asks 'who' of a person, from moved numbers
+    and dates; the question's own names are answers to another question."""
+    question, refs = item.question, item.references
+    rng = random.Random(f"{question}\x00{refs}")
+    right = {r.lower() for r in refs}
+    forms = [("reference", refs[0])] + [("alias", r) for r in refs[1:]]
+    spans, wrong = [], {"near_miss": [], "off_by_one": [], "other_question": _question_entities(question, refs)}
+    known = [KNOWN_ENTITIES[r.strip().lower()] for r in refs if r.strip().lower() in KNOWN_ENTITIES]
+    if known:
+        group = known[0][0]
+        mine = {name for name, (g, canonical) in KNOWN_ENTITIES.items() if (g, canonical) in known}
+        right |= mine
+        others = sorted({canonical for g, canonical in KNOWN_ENTITIES.values() if g == group and (g, canonical) not in known})
+        spans += rng.sample(others, min(6, len(others)))
+        if group == "river":
+            forms += [f for f in _river_forms(known[0][1]) if f[0] in ("article", "river")]
+        wrong["near_miss"] += [n for _, canonical in known for n in NEAR_MISSES.get(canonical, [])]
+    date = next((d for d in map(_date_of, refs) if d), None)
+    if date:
+        y, m, d = date
+        forms += [(s, _date_text(y, m, d, s)) for s in ("reference", "day_month", "iso", "ordinal", "abbrev", "paraphrase", "weekday")]
+        shifted = [(y, m, d + 1) if d < 28 else (y, m, d - 2), (y, m, d - 1) if d > 1 else (y, m, d + 2), (y - 1, m, d), (y + 1, m, d)]
+        wrong["off_by_one"] += [_date_text(*v, rng.choice(["reference", "day_month", "iso"])) for v in shifted]
+        spans += [_date_text(y + rng.randint(-30, 30), rng.randint(1, 12), rng.randint(1, 28), "reference") for _ in range(3)]
+    elif not known:
+        wrong["off_by_one"] += [b for b in (_bump(refs[0], -1), _bump(refs[0], 1)) if b]
+    asks_who = re.search(r"(?:^|\n|:\s*)who\b", question.strip(), re.I)
+    if not known and not date and asks_who and _PERSON.fullmatch(refs[0].strip()):
+        first, last = refs[0].split()[0], refs[0].split()[-1]
+        people = [f"{a} {b}" for a, b in zip(rng.sample(FIRST_NAMES, 4), rng.sample(SURNAMES, 4)) if a != first and b != last]
+        spans += people
+        wrong["near_miss"] += [f"{rng.choice([n for n in FIRST_NAMES if n != first])} {last}", f"{first} {last}son"]
+        forms.append(("initials", f"{first[0]}. {last}"))
+    if refs[0].lower().startswith("the ") and len(refs[0]) > 4:
+        forms.append(("article", refs[0][4:]))
+    seen, item.forms = set(), []
+    for name, text in forms:
+        if text.lower() not in seen:
+            item.forms.append((name, text))
+            seen.add(text.lower())
+    item.claims = _restate(question)
+    return _qa_wrongs(item, right | {t.lower() for _, t in item.forms}, spans or wrong["other_question"], wrong)
+
+
 def item_from_reference(question: str | None, references: list[str], category: str | None = None,
                         task: str = "user") -> Item:
     """An :class:`Item` from a user's question and references, with what can be read off them: options
-    (multiple choice), the value and unit (math), other spans of the passage (extraction)."""
+    (multiple choice), the value and unit (math), other spans of the passage (extraction), aliases and
+    wrong entities of the answer's type (open QA, see ``_user_qa``)."""
     question = question or ""
     ref = references[0]
     category = category or infer_category(question, ref)
@@ -1568,6 +2426,8 @@ def item_from_reference(question: str | None, references: list[str], category: s
             if item.unit == "percent":
                 item.forms.append(("percent_sign", f"{fmt(value)}%"))
             return item
+    if category == "open_qa":
+        return _user_qa(item)
     if _UNANSWERABLE.match(ref):
         item.answerable = False
         item.forms = [("reference", r) for r in references] + [
@@ -1605,7 +2465,8 @@ def cli(argv: list[str]) -> int:
         prog="python -m bertjudge corpus",
         description="Write the embedded corpus (synthetic, labelled, balanced) as train/val/test/adversarial "
                     "JSONL files and print a summary per category x style x label.",
-        epilog="Sizes: train = --size; val = test = max(300, size/10); adversarial = max(280, size/10) rounded "
+        epilog="Sizes: train = --size; val = test = max(300, size/10); adversarial = "
+               f"max({20 * len(ATTACKS)}, size/10) rounded "
                f"up to whole rounds of its {len(ATTACKS)} attacks (a wrong row and a correct counterpart each). "
                f"Labels are '{LABEL_SOURCE}'. The same --size and --seed give the same bytes.")
     parser.add_argument("--out", required=True, type=Path, help="output folder (created if missing)")
