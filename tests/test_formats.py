@@ -223,8 +223,7 @@ def test_each_reference_scores_the_best_match(tiny_backbone):
     from bertjudge.judges.base import Collator
 
     batch = Collator(judge.encoder)([rec, singles[0]])
-    assert batch["input_ids"].shape == (8, 16)  # rounded up: 3 sequences + 5 filler rows, 16 tokens
-    assert batch["owner"].tolist() == [0, 0, 1] + [-1] * 5
+    assert batch["input_ids"].shape[0] == 3 and batch["owner"].tolist() == [0, 0, 1]
     logits = judge.record_logits(batch)
     assert logits.shape == (2,)
     logits.sum().backward()

@@ -29,17 +29,6 @@ from bertjudge.records import CATEGORIES
 JUDGE_FILE = "judge.json"
 
 
-# Batches are padded to lengths that are multiples of SHAPE_MULTIPLE tokens and, when records are read as several
-# sequences, to row counts that are multiples of ROWS_MULTIPLE: few distinct tensor shapes, so CPU kernel caches
-# (oneDNN's, under bf16 autocast) hold them all. With a shape per batch, training slowed from 3.0 to ~1.2 it/s.
-SHAPE_MULTIPLE = 16
-ROWS_MULTIPLE = 8
-
-
-def _round_up(n: int, multiple: int) -> int:
-    return -(-n // multiple) * multiple
-
-
 class Collator:
     """Pads a list of records into a batch (dynamic padding to the longest row).
 
@@ -58,17 +47,14 @@ class Collator:
         fmt = getattr(self.encoder, "format", None)
         sequences, owner = expand_references(records, fmt) if fmt is not None else (records, None)
         ids = self.encoder.encode_many(sequences)
-        width = _round_up(max(len(row) for row in ids), SHAPE_MULTIPLE)
-        expanded = owner is not None and len(sequences) != len(records)
-        rows = _round_up(len(ids), ROWS_MULTIPLE) if expanded else len(ids)
-        input_ids = torch.full((rows, width), self.encoder.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((rows, width), dtype=torch.long)
-        attention_mask[len(ids):, 0] = 1  # filler rows (owner -1): one visible pad token, dropped from the logits
+        width = max(len(row) for row in ids)
+        input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
         for i, row in enumerate(ids):
             input_ids[i, : len(row)] = torch.tensor(row)
             attention_mask[i, : len(row)] = 1
         labels = [-1 if r["label"] is None else r["label"] for r in records]
-        extra = {"owner": torch.tensor(owner + [-1] * (rows - len(ids)))} if expanded else {}
+        extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
         return {**extra,
             "input_ids": input_ids,
             "attention_mask": attention_mask,
@@ -148,9 +134,8 @@ class JudgeModule(ScoresLists, L.LightningModule):
         if owner is None:
             return logits
         owner = owner.to(logits.device)
-        real = owner >= 0  # filler rows that round the batch's shape up belong to no record
         empty = logits.new_full((len(batch["ids"]),), float("-inf"))
-        return empty.scatter_reduce(0, owner[real], logits[real], reduce="amax", include_self=False)
+        return empty.scatter_reduce(0, owner, logits, reduce="amax", include_self=False)
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         loss = F.binary_cross_entropy_with_logits(self.record_logits(batch), batch["labels"])
