@@ -62,7 +62,7 @@ def test_gzip_files_and_split_selection(tmp_path):
     with pytest.raises(RecordError, match="no rows with split"):
         load_source(f"{path}?split=ood")
     with pytest.raises(ValueError, match="unknown options"):
-        load_source(f"{path}?n=3")
+        load_source(f"{path}?rows=3")
 
 
 def test_embedded_attacks_option():
@@ -77,3 +77,19 @@ def test_unknown_embedded_split_and_options_are_refused():
         load_source("embedded:training")
     with pytest.raises(ValueError, match="unknown options"):
         load_source("embedded:train?size=3")
+
+
+def test_a_file_source_takes_a_seeded_sample(tmp_path):
+    from bertjudge.records import write_records
+
+    rows = [{"id": f"r{i}", "candidate": "c", "reference": "r", "split": "train" if i % 2 else "val"}
+            for i in range(40)]
+    write_records(tmp_path / "rows.jsonl", rows)
+    sample = load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=5&seed=3")
+    again = load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=5&seed=3")
+    other = load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=5&seed=4")
+    assert [r["id"] for r in sample] == [r["id"] for r in again] != [r["id"] for r in other]
+    assert len(sample) == 5 and all(r["split"] == "train" for r in sample)
+    assert [r["id"] for r in sample] == sorted((r["id"] for r in sample), key=lambda i: int(i[1:]))  # file order
+    with pytest.raises(ValueError, match="n=21 must be"):
+        load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=21")

@@ -7,11 +7,13 @@
   columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
 - a path: a JSONL (``.jsonl`` or gzip-compressed ``.jsonl.gz``) or Parquet file, or a folder of them;
   ``<path>?split=train`` keeps the rows whose ``split`` field is ``train`` (``split=val,test``: several),
-  e.g. ``data/real/champ-rule-v2.jsonl.gz?split=train``.
+  e.g. ``data/real/champ-rule-v2.jsonl.gz?split=train``; ``&n=N&seed=S`` keeps a seeded sample of N of
+  those rows, in file order.
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -88,8 +90,9 @@ def load_source(spec: str) -> list[dict]:
     if "?" in spec and not Path(spec).exists():
         spec, args = _query(spec)
     splits = args.pop("split", None)
+    n, seed = args.pop("n", None), int(args.pop("seed", 0))
     if args:
-        raise ValueError(f"{spec}: unknown options {sorted(args)} (a file source takes split)")
+        raise ValueError(f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed)")
     path = Path(spec)
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if is_record_file(p))
@@ -98,13 +101,16 @@ def load_source(spec: str) -> list[dict]:
         records = [rec for f in files for rec in read_records(f)]
     else:
         records = read_records(path)
-    if splits is None:
-        return records
-    wanted = set(splits.split(","))
-    kept = [rec for rec in records if rec["split"] in wanted]
-    if not kept:
-        raise RecordError(f"{path}: no rows with split in {sorted(wanted)}")
-    return kept
+    if splits is not None:
+        wanted = set(splits.split(","))
+        records = [rec for rec in records if rec["split"] in wanted]
+        if not records:
+            raise RecordError(f"{path}: no rows with split in {sorted(wanted)}")
+    if n is not None:  # a seeded sample, in file order
+        if not n.isdigit() or int(n) > len(records):
+            raise ValueError(f"{spec}: n={n} must be a whole number of at most the {len(records)} rows it holds")
+        records = [records[i] for i in sorted(random.Random(seed).sample(range(len(records)), int(n)))]
+    return records
 
 
 def load_sources(specs: list[str]) -> list[dict]:
