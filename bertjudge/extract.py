@@ -499,10 +499,11 @@ def first_sentence(text: str, max_chars: int = 300) -> str:
 def reference_recall(candidate: str, references: list[str]) -> float:
     """The largest share of one reference form's words that the candidate contains (1.0: some
     reference appears word for word, in any order; 0.0: none of their words does)."""
+    return max(reference_recalls(candidate, references), default=0.0)
+
+
+def reference_recalls(candidate: str, references: list[str]) -> list[float]:
+    """``reference_recall`` of each reference apart (the candidate is normalized once)."""
     words = set(qa_normalize(candidate).split())
-    best = 0.0
-    for ref in references:
-        for form in alias_forms(ref):
-            tokens = form.split()
-            best = max(best, sum(t in words for t in tokens) / len(tokens))
-    return best
+    return [max((sum(t in words for t in form.split()) / len(form.split()) for form in alias_forms(ref)), default=0.0)
+            for ref in references]

@@ -146,11 +146,12 @@ def with_option_texts(references: list[str], question: str | None) -> list[str]:
 def ranked_references(candidate: str, references: list[str], limit: int) -> list[str]:
     """The ``limit`` references sharing the largest share of their words with the candidate (ties in
     listed order), without repeats of one normal form."""
-    from bertjudge.extract import qa_normalize, reference_recall
+    from bertjudge.extract import qa_normalize, reference_recalls
 
     unique = list({qa_normalize(r) or r: r for r in reversed(references)}.values())[::-1]
-    ranked = sorted(enumerate(unique), key=lambda ir: (-reference_recall(candidate, [ir[1]]), ir[0]))
-    return [r for _, r in ranked[:limit]]
+    recalls = reference_recalls(candidate, unique)
+    ranked = sorted(range(len(unique)), key=lambda i: (-recalls[i], i))
+    return [unique[i] for i in ranked[:limit]]
 
 
 def expand_references(records: list[dict], fmt: JudgeFormat) -> tuple[list[dict], list[int]]:
