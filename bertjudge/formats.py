@@ -62,7 +62,8 @@ class JudgeFormat:
         references: how several references (aliases: "Cancer", "Malignant neoplasm", …) are read.
             ``join``: one sequence with all of them joined by " | " (cut when long). ``each``: one
             sequence per reference, and the record's logit is the largest of them (an answer is
-            correct when it matches some reference; training back-propagates through that one).
+            correct when it matches some reference). Training reads one: the reference sharing most
+            words with the answer (``ranked_references``), the one the max mostly picks.
         max_references: with ``each``, how many references are read: those sharing the largest
             share of their words with the candidate (``extract.reference_recall``), ties in listed order.
     """
@@ -154,15 +155,16 @@ def ranked_references(candidate: str, references: list[str], limit: int) -> list
     return [unique[i] for i in ranked[:limit]]
 
 
-def expand_references(records: list[dict], fmt: JudgeFormat) -> tuple[list[dict], list[int]]:
+def expand_references(records: list[dict], fmt: JudgeFormat, limit: int | None = None) -> tuple[list[dict], list[int]]:
     """Records as the judge reads them, and the index of the record each one comes from: unchanged
-    for ``references: join``; one per read reference for ``each`` (``ranked_references``)."""
+    for ``references: join``; one per read reference for ``each`` (``ranked_references``, at most
+    ``limit`` of them when given, else ``fmt.max_references``)."""
     if fmt.references == "join":
         return records, list(range(len(records)))
     flat, owner = [], []
     for i, rec in enumerate(records):
         refs = rec["references"]
-        chosen = ranked_references(rec["candidate"], refs, fmt.max_references) if len(refs) > 1 else refs
+        chosen = ranked_references(rec["candidate"], refs, limit or fmt.max_references) if len(refs) > 1 else refs
         flat.extend({**rec, "references": [ref]} for ref in chosen)
         owner.extend([i] * len(chosen))
     return flat, owner

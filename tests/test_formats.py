@@ -238,3 +238,17 @@ def test_open_qa_answer_segment_is_the_marked_answer_or_the_first_sentence(token
     assert enc.texts(para)["answer"] == "Ross Bagdasarian Sr. (1919-1972) created them."  # not the year 1972
     assert enc.texts({**para, "candidate": "Thinking...\nFinal answer: David Seville"})["answer"] == "David Seville"
     assert enc.texts({**para, "category": "other"})["answer"] == "1972"  # other categories: as before
+
+
+def test_training_batches_read_the_best_matching_reference_only(tiny_backbone):
+    from bertjudge.judges.base import Collator
+    from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.records import normalize
+
+    judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))
+    rec = normalize({"question": "Capital of France?", "candidate": "It is Paris.",
+                     "references": ["Lutetia", "Paris", "City of Light"], "label": 1})
+    batch = Collator(judge.encoder, references=1)([rec])
+    assert "owner" not in batch and batch["input_ids"].shape[0] == 1
+    text = judge.tokenizer.decode(batch["input_ids"][0])
+    assert "paris" in text.split("[SEP]")[-2] and "lutetia" not in text  # the reference segment holds Paris

@@ -158,7 +158,8 @@ class JudgeDataModule(L.LightningDataModule):
                                        easy_first=self.curriculum) if train else None
         return DataLoader(
             records, batch_size=self.batch_size if train else self.eval_batch_size, sampler=sampler,
-            num_workers=self.num_workers, collate_fn=Collator(encoder, self.task_names, self.attack_names),
+            num_workers=self.num_workers,
+            collate_fn=Collator(encoder, self.task_names, self.attack_names, references=1 if train else None),
             persistent_workers=self.num_workers > 0,
         )
 

@@ -35,17 +35,20 @@ class Collator:
     ``task`` and ``attack`` (``meta['attack']``, the adversarial suite's tag) are indices into
     ``task_names`` and ``attack_names``, -1 for a row outside them. A format that reads each reference
     apart (``references: each``) gives several sequences per record; ``owner`` then names each
-    sequence's record (the fields other than the token tensors stay one per record).
+    sequence's record (the fields other than the token tensors stay one per record). ``references``
+    caps how many references are read (training reads 1: the one sharing most words with the answer,
+    which a max over references would mostly pick, at one sequence per row).
     """
 
-    def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None):
-        self.encoder = encoder
+    def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None,
+                 references: int | None = None):
+        self.encoder, self.references = encoder, references
         self.task_index = {name: i for i, name in enumerate(task_names or [])}
         self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
 
     def __call__(self, records: list[dict]) -> dict:
         fmt = getattr(self.encoder, "format", None)
-        sequences, owner = expand_references(records, fmt) if fmt is not None else (records, None)
+        sequences, owner = expand_references(records, fmt, self.references) if fmt is not None else (records, None)
         ids = self.encoder.encode_many(sequences)
         width = max(len(row) for row in ids)
         input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
