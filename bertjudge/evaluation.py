@@ -19,7 +19,7 @@ from scipy.stats import kendalltau, rankdata
 
 from bertjudge import calibration
 from bertjudge.judges.routing import SPEC_HELP, short_spec
-from bertjudge.records import RecordError, read_records
+from bertjudge.records import RecordError
 
 GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data file a record came from
 
@@ -378,10 +378,12 @@ def write_report(report: dict, out: str | Path) -> dict[str, Path]:
 
 # ---------------------------------------------------------------- command line
 def load_labelled(paths: list[str]) -> list[dict]:
-    """Read data files; refuse, naming the file, any with unlabelled records."""
+    """Read data files (or source specs, ``FILE?split=val``); refuse, naming the file, any with unlabelled records."""
+    from bertjudge.data.sources import load_source
+
     records = []
     for path in paths:
-        recs = [{**r, "data": Path(path).name} for r in read_records(path)]  # grouped by file in the report
+        recs = [{**r, "data": Path(path).name} for r in load_source(path)]  # grouped by file in the report
         missing = [r for r in recs if r["label"] is None]
         if missing:
             raise RecordError(f"{path}: {len(missing)} of {len(recs)} records have no label (first id "
@@ -401,9 +403,9 @@ def cli(argv: list[str]) -> int:
         prog="python -m bertjudge evaluate",
         description="Compare judges against labels: accuracy per task, category and candidate model with "
                     "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.")
-    parser.add_argument("--data", nargs="+", required=True, help="labelled .jsonl/.parquet files")
+    parser.add_argument("--data", nargs="+", required=True, help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)")
     parser.add_argument("--judges", nargs="+", required=True,
-                        help=f"'regex', exported judge folders, zoo names, {SPEC_HELP}")
+                        help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}")
     parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")
     parser.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     parser.add_argument("--batch-size", type=int, default=32)
