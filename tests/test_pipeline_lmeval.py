@@ -64,7 +64,8 @@ def test_targets_and_categories():
     assert references(2) == ["2"]
     assert lmeval_category("minerva_math_algebra") == "open_math"
     assert lmeval_category("mmlu_flan_cot_zeroshot_anatomy") == "multiple_choice"
-    assert lmeval_category("triviaqa") == "other"
+    assert lmeval_category("triviaqa") == "open_qa" and lmeval_category("nq_open") == "open_qa"
+    assert lmeval_category("hellaswag_xyz") == "multiple_choice" and lmeval_category("wikitext") == "other"
 
 
 def test_cli(tmp_path, capsys):
