@@ -356,11 +356,16 @@ def parse_options(question: str) -> tuple[list[str], list[str]]:
     best: list[tuple[str, str]] = []
     run: list[tuple[str, str]] = []
     for label, text in found:  # the longest run of consecutive labels starting at A or 1
-        expected = ("A" if run == [] else chr(ord(run[-1][0]) + 1)) if label.isalpha() else str(len(run) + 1)
-        if label.upper() == expected:
-            run.append((label.upper(), text))
+        label = label.upper()
+        if run and run[-1][0].isalpha() == label.isalpha():  # a run of one kind: letters, or numbers
+            last = run[-1][0]
+            expected = chr(ord(last) + 1) if label.isalpha() else str(int(last) + 1)
         else:
-            run = [(label.upper(), text)] if label.upper() in ("A", "1") else []
+            expected = None
+        if label == expected:
+            run.append((label, text))
+        else:
+            run = [(label, text)] if label in ("A", "1") else []
         if len(run) > len(best):
             best = list(run)
     if len(best) < 2:

@@ -235,3 +235,13 @@ def test_first_sentence():
     assert first_sentence("Paris\n\nIt is the capital.") == "Paris"
     assert first_sentence("  ") == "" and first_sentence("Mount Everest is 8,849 m tall.") == \
         "Mount Everest is 8,849 m tall."
+
+
+def test_parse_options_after_ten_numbered_lines():
+    from bertjudge.extract import parse_options
+
+    steps = "\n".join(f"{i}. step {i}" for i in range(1, 11))  # "10." then letters: ord("10") used to crash
+    labels, texts = parse_options(f"{steps}\nA) 28\nB) 25\nC) 22")
+    assert labels == [str(i) for i in range(1, 11)] and texts[-1] == "step 10"
+    assert parse_options("A) 28\nB) 25\n1. x\n2. y\n3. z") == (["1", "2", "3"], ["x", "y", "z"])
+    assert parse_options("A) 28\nB) 25\nC) 22")[0] == ["A", "B", "C"]

@@ -156,3 +156,9 @@ def test_contains_judge_is_the_normalized_substring_baseline():
     judge = Judge.load("contains")
     assert judge.score(["q"] * 3, ["The Muppet Show, of course.", "Upper Volta", "Lyon"],
                        [["muppet show"], ["Republic of Upper Volta"], ["Paris", "Lyons"]]).tolist() == [1.0, 0.0, 0.0]
+
+
+def test_ten_numbered_steps_then_options_do_not_crash_the_regex_judge():
+    steps = "\n".join(f"{i}. step {i}" for i in range(1, 11))
+    record = rec(f"{steps}\nA) 28\nB) 25\nFinal answer: B", "B", "multiple_choice", MC_QUESTION)
+    assert RegexJudge().score_records([record]).tolist() == [1.0]
