@@ -403,7 +403,8 @@ def cli(argv: list[str]) -> int:
         prog="python -m bertjudge evaluate",
         description="Compare judges against labels: accuracy per task, category and candidate model with "
                     "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.")
-    parser.add_argument("--data", nargs="+", required=True, help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)")
+    parser.add_argument("--data", nargs="+", required=True,
+                        help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)")
     parser.add_argument("--judges", nargs="+", required=True,
                         help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}")
     parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")

@@ -106,7 +106,8 @@ class JudgeDataModule(L.LightningDataModule):
 
     def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
                  test: list[str] | None = None, predict: list[str] | None = None,
-                 adversarial: list[str] | None = None, real_test: list[str] | None = None, mixture: dict[str, dict[str, int]] | None = None,
+                 adversarial: list[str] | None = None, real_test: list[str] | None = None,
+                 mixture: dict[str, dict[str, int]] | None = None,
                  batch_size: int = 16, eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0,
                  curriculum: float = 0.0):
         super().__init__()
