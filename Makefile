@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build (see NOTES.md)
+# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build
 TORCH ?= torch==2.13.0
 export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline

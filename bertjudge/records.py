@@ -1,4 +1,10 @@
-"""The record schema: the one contract between stages (see DESIGN.md).
+"""The record schema: the one contract between stages.
+
+Fields: ``id``; ``task``; ``category`` (``CATEGORIES``); ``question`` (or null); ``candidate`` (the answer
+judged); ``references`` (acceptable answers, a list; a single ``reference`` string is accepted); ``label``
+(1 correct, 0 wrong, null); ``label_source`` (who labelled: ``human:<who>`` only for people,
+``read:llm-agent`` for rows LLM agents read, ``rule:…``, ``synthetic:…``); ``candidate_model``; ``split``;
+``meta`` (an object). Scoring adds ``SCORE_FIELDS``.
 
 A record is a plain dict with named fields. ``read_records`` validates a whole file
 and raises :class:`RecordError` naming the file and line before anything is

@@ -4,7 +4,7 @@ CHAMP (Mao, Kim and Zhou, 2024; ``pip install champ-dataset``, MIT; ``pip instal
 ships 270 competition math problems with reference answers and 19,440 conversations in which GPT-3.5,
 GPT-4, GPT-4 Turbo and PaLM 2 Medium solve them under 18 prompt variants (0-shot, 5-shot, part of the
 solution given, concepts and hints given…), without correctness labels. Each conversation becomes
-one record (``DESIGN.md``):
+one record (the schema of ``bertjudge.records``):
 
 - ``question``: the problem text (the variant's extra context — concepts, hints, examples, part of
   the solution — is not repeated; ``meta.variant`` names it);
