@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install quickstart test test-all clean
+.PHONY: install quickstart test test-all lint clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,9 +24,16 @@ install: $(STAMP)
 
 quickstart: $(STAMP)
 	$(BIN)/python -m bertjudge fit --config configs/quickstart.yaml
+	@echo
+	@echo "Your judge is in runs/quickstart/judge/. Try it on six example answers:"
+	@echo "  $(BIN)/python -m bertjudge judge --judge runs/quickstart/judge --input examples/answers.jsonl --output runs/example-scores.jsonl"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check bertjudge tests scripts benchmarks
+	$(BIN)/ruff format --check bertjudge tests scripts benchmarks
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''

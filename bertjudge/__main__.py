@@ -1,5 +1,5 @@
 import sys
 
-from bertjudge.cli import main
+from bertjudge.cli.main import main
 
 sys.exit(main())

@@ -1,7 +1,7 @@
 """The read real-output sets (data/real/manual-v3, champ-read-v6, smollm2-read-v2): sample rows to read, then merge.
 
     # 1. the rows to read: CHAMP solutions to val/test problems (never train), SmolLM2 generations
-    python -m bertjudge champ --out /tmp/champ_all.jsonl.gz --keep-unlabelled
+    python -m bertjudge champ --output /tmp/champ_all.jsonl.gz --keep-unlabelled
     OUT=runs/smollm2-outputs SPLIT=test N=50 scripts/smollm2_outputs.sh
     python scripts/manual_set.py pool --champ /tmp/champ_all.jsonl.gz --smollm2 runs/smollm2-outputs --out /tmp/manual
     # 2. a reader reads each /tmp/manual/*.todo.jsonl row (guide: data/real/LABELLING.md) and writes
@@ -34,9 +34,9 @@ import random
 import sys
 from pathlib import Path
 
+from bertjudge.core.records import read_records, write_records
 from bertjudge.pipeline.champ import WRONG_REFERENCES, bucket
 from bertjudge.pipeline.tasks import instruction
-from bertjudge.records import read_records, write_records
 
 sys.path.insert(0, str(Path(__file__).parent))
 from smollm2_tasks import first_version_question, task_question

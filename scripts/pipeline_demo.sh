@@ -41,16 +41,16 @@ EOF
 
 # 1. candidates (resumable: a rerun skips what is done)
 timed generate-arithmetic "$PY" -m bertjudge generate --model "$MODEL" --tasks "$RUN/tasks/arithmetic.jsonl" \
-    --category open_math --variant soft strict --max-new-tokens 48 --batch-size 16 --out "$RUN/candidates" --no-progress
+    --category open_math --variant soft strict --max-new-tokens 48 --batch-size 16 --output "$RUN/candidates" --no-progress
 timed generate-capitals "$PY" -m bertjudge generate --model "$MODEL" --tasks "$RUN/tasks/capitals.jsonl" \
-    --category other --variant strict --max-new-tokens 24 --batch-size 16 --out "$RUN/candidates" --no-progress
+    --category other --variant strict --max-new-tokens 24 --batch-size 16 --output "$RUN/candidates" --no-progress
 
 # 2. labels: Math-Verify for arithmetic; for capitals (answers in sentences, which rules cannot read)
 #    an LLM teacher, here SmolLM2 itself in direct mode: it shows the mechanics, not a good teacher
 timed label-rule "$PY" -m bertjudge label --teacher rule:math-verify \
-    --in "$RUN"/candidates/arithmetic.*.jsonl --out "$RUN/labelled/rule"
+    --input "$RUN"/candidates/arithmetic.*.jsonl --output "$RUN/labelled/rule"
 timed label-llm "$PY" -m bertjudge label --teacher "llm:$MODEL" --mode direct \
-    --in "$RUN"/candidates/capitals.*.jsonl --out "$RUN/labelled/llm"
+    --input "$RUN"/candidates/capitals.*.jsonl --output "$RUN/labelled/llm"
 
 # 3. the training set, in-domain val/test, and the capitals task held out (out of domain)
 cat > "$RUN/mix.yaml" <<'EOF'
@@ -59,7 +59,7 @@ holdout: {tasks: [capitals]}
 val: 0.15
 test: 0.25
 EOF
-timed build "$PY" -m bertjudge build --in "$RUN/labelled/rule" "$RUN/labelled/llm" --mix "$RUN/mix.yaml" --out "$RUN/data"
+timed build "$PY" -m bertjudge build --input "$RUN/labelled/rule" "$RUN/labelled/llm" --mix "$RUN/mix.yaml" --output "$RUN/data"
 
 # 4. a MiniLM judge: the quickstart recipe on the pipeline's training rows plus some embedded corpus
 cat > "$RUN/fit.yaml" <<EOF
@@ -77,5 +77,5 @@ timed fit "$PY" -m bertjudge fit --config configs/quickstart.yaml --config "$RUN
 
 # 5. the judge and the regex baseline against the teacher's labels, in and out of domain
 timed evaluate "$PY" -m bertjudge evaluate --data "$RUN/data/test.jsonl" "$RUN/data/ood_task.jsonl" \
-    --judges regex "$RUN/judge" --out "$RUN/eval" --bootstrap 200
+    --judge regex "$RUN/judge" --output "$RUN/eval" --bootstrap 200
 cat "$RUN/timings.txt"

@@ -16,5 +16,5 @@ for category in multiple_choice context_extraction open_math; do
   name=$(case $category in multiple_choice) echo mc;; context_extraction) echo extraction;; *) echo math;; esac)
   "$PY" -m bertjudge generate --model HuggingFaceTB/SmolLM2-135M-Instruct --model-name SmolLM2-135M-Instruct \
     --tasks "$OUT/tasks/embedded-$name.jsonl" --category $category --variant free strict \
-    --split "$SPLIT" --batch-size 16 --max-new-tokens "${MAX_NEW_TOKENS:-160}" --out "$OUT"
+    --split "$SPLIT" --batch-size 16 --max-new-tokens "${MAX_NEW_TOKENS:-160}" --output "$OUT"
 done

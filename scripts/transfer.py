@@ -36,11 +36,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     args = parser.parse_args(argv)
 
-    from bertjudge.api import Judge
-    from bertjudge.calibration import (best_threshold, calibrated, expected_calibration_error,
-                                       few_label_calibration, prior_shift)
+    from bertjudge.core.calibration import calibrated, few_label_calibration
+    from bertjudge.core.metrics import binary_metrics
+    from bertjudge.core.stats import best_threshold, expected_calibration_error, prior_shift
     from bertjudge.data.sources import load_source
-    from bertjudge.metrics import binary_metrics
+    from bertjudge.judges.loading import Judge
 
     records = [r for spec in args.data for r in load_source(spec) if r.get("label") is not None]
     if args.where:

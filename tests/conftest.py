@@ -10,7 +10,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import pytest  # noqa: E402
 
-from bertjudge import backbones  # noqa: E402
+from bertjudge.judges import backbones  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bertjudge import backbones
+from bertjudge.judges import backbones
 
 MPNET = "sentence-transformers/all-mpnet-base-v2"
 

@@ -37,8 +37,8 @@ import pytest
 import torch
 from test_generative import make_tiny_causal_lm, smollm2_tokenizer, toy_records
 
-from bertjudge import backbones
-from bertjudge.api import Judge
+from bertjudge.core.records import normalize, write_records
+from bertjudge.judges import backbones
 from bertjudge.judges.backends import (
     BackendError,
     OpenAIBackend,
@@ -47,7 +47,7 @@ from bertjudge.judges.backends import (
     logit_from_top_logprobs,
 )
 from bertjudge.judges.generative import GenerativeJudge
-from bertjudge.records import normalize, write_records
+from bertjudge.judges.loading import Judge
 
 SMOLLM2 = "HuggingFaceTB/SmolLM2-135M-Instruct"
 
@@ -72,7 +72,7 @@ class Subprocess:
 
     def __init__(self, argv, health: str, log: Path, env: dict | None = None, timeout: float = 180.0):
         self.log = log
-        for attempt in range(3):  # another process may take the free port between free_port() and bind
+        for _attempt in range(3):  # another process may take the free port between free_port() and bind
             self.port = free_port()
             self.root = f"http://127.0.0.1:{self.port}"
             with open(log, "w") as out:
@@ -190,15 +190,15 @@ def test_transformers_serve_refusals_are_clear_errors_and_not_retried(served_tin
 def test_a_saved_prompted_judge_loads_and_scores_files(served_tiny, tmp_path):
     judge = PromptedJudge(OpenAIBackend(served_tiny.url, served_tiny.model, concurrency=2), mode="reasoning",
                           max_new_tokens=4, threshold=0.4)
-    folder = judge.save(tmp_path / "judge")
+    folder = judge.export(tmp_path / "judge")
     loaded = Judge.load(str(folder))
     assert isinstance(loaded, PromptedJudge) and loaded.config() == judge.config()
     rows = toy_records(2)
     assert [d["output"] for d in loaded.details(rows)] == [d["output"] for d in judge.details(rows)]
-    from bertjudge.scoring import cli as judge_cli
+    from bertjudge.cli.main import main
 
     write_records(tmp_path / "in.jsonl", rows)
-    assert judge_cli(["--judge", str(folder), "--input", str(tmp_path / "in.jsonl"),
+    assert main(["judge", "--judge", str(folder), "--input", str(tmp_path / "in.jsonl"),
                       "--output", str(tmp_path / "out.jsonl"), "--no-progress"]) == 0
     scored = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     # the random model writes no verdict: null and flagged in the file

@@ -1,4 +1,4 @@
-"""bertjudge.bench: FLOPs against hand computations, timing, results files, the Pareto front and plot."""
+"""bertjudge.evaluation.bench: FLOPs against hand computations, timing, results files, the Pareto front and plot."""
 
 import csv
 import hashlib
@@ -7,7 +7,8 @@ import json
 import pytest
 from transformers import BertConfig, Qwen3Config
 
-from bertjudge import bench
+from bertjudge.cli.main import main
+from bertjudge.evaluation import bench
 
 H, LAYERS, HEADS, INTER, VOCAB = 32, 2, 2, 64, 100
 
@@ -132,8 +133,8 @@ def eval_file(folder, name="mini-set.jsonl"):
 
 
 def test_accuracy_is_measured_overall_and_per_category_on_the_eval_file(tmp_path):
+    from bertjudge.core.records import read_records
     from bertjudge.judges.regex import RegexJudge
-    from bertjudge.records import read_records
 
     path = eval_file(tmp_path)
     assert list(RegexJudge().score_records(read_records(path))) == [1, 0, 1, 1, 1]
@@ -160,7 +161,7 @@ def test_the_default_eval_set_is_real_test_v1():
 def test_cli_runs_the_regex_judge(tmp_path, capsys):
     path = eval_file(tmp_path, "real-test-v1.jsonl")  # named as the real set: its rows reach the table
     results = tmp_path / "results"
-    assert bench.cli(["run", "--only", "regex.v1", "--n", "20", "--results", str(results), "--device", "cpu",
+    assert main(["bench", "run", "--only", "regex.v1", "--n", "20", "--results", str(results), "--device", "cpu",
                       "--eval", str(path)]) == 0
     [cost] = results.glob("cost-cpu-fp32-*.csv")
     [row] = list(csv.DictReader(cost.open()))
@@ -171,7 +172,7 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
     [table] = bench.result_tables(results, tmp_path / "no-quotes.csv").values()
     assert table[0]["accuracy"] == "0.6" and table[0]["front"]
     missing = str(tmp_path / "none.jsonl")
-    assert bench.cli(["run", "--only", "regex.v1", "--results", str(results), "--eval", missing]) == 1
+    assert main(["bench", "run", "--only", "regex.v1", "--results", str(results), "--eval", missing]) == 2
 
 
 def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp_path, monkeypatch):

@@ -8,11 +8,11 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from bertjudge import backbones
-from bertjudge.api import Judge
+from bertjudge.cli.train import run_lightning_cli
+from bertjudge.core.records import normalize, write_records
+from bertjudge.judges import backbones
 from bertjudge.judges.bleurt import BleurtJudge, BleurtRegressor, load_checkpoint
-from bertjudge.records import normalize, write_records
-from bertjudge.training import run_lightning_cli
+from bertjudge.judges.loading import Judge
 
 ROOT = Path(__file__).resolve().parents[1]
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

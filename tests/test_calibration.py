@@ -1,19 +1,16 @@
 import numpy as np
 import pytest
 
-from bertjudge.calibration import (
+from bertjudge.core.calibration import cross_fitted, fit_platt, fit_temperature
+from bertjudge.core.stats import (
     accuracy_at_thresholds,
     best_threshold,
     best_thresholds_by,
-    cross_fitted,
     ece_if_calibrated,
     expected_calibration_error,
-    fit_platt,
-    fit_temperature,
-    plot_reliability,
-    plot_threshold_curves,
     reliability,
 )
+from bertjudge.evaluation.plots import plot_reliability, plot_threshold_curves
 
 
 def _numpy_ece(probs, labels, n_bins):
@@ -136,14 +133,14 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
                                                                                           capsys):
     import json
 
-    from bertjudge.api import Judge
-    from bertjudge.calibration import cli
+    from bertjudge.cli.main import main
     from bertjudge.data.sources import load_source
     from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.judges.loading import Judge
 
     EncoderJudge(backbone=tiny_backbone, temperature=2.0).export(tmp_path / "a")
     source = "embedded:val?n=48"
-    assert cli([str(tmp_path / "a"), "--data", source, "--bias", "--folds", "2", "--out", str(tmp_path / "b")]) == 0
+    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--bias", "--folds", "2", "--output", str(tmp_path / "b")]) == 0
     assert "cross-fitted (2 folds by question)" in capsys.readouterr().out
     config = json.loads((tmp_path / "b" / "judge.json").read_text())
     fitted = config["provenance"]["calibration"]
@@ -155,11 +152,11 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
     assert (config["temperature"], config["bias"]) == (judge.temperature, judge.bias)
     np.testing.assert_allclose(judge.score_records(records), 1 / (1 + np.exp(-(z / judge.temperature + judge.bias))),
                                rtol=1e-5)
-    from bertjudge.evaluation import cli as evaluate
-    from bertjudge.records import write_records
+    from bertjudge.cli.main import main
+    from bertjudge.core.records import write_records
 
     write_records(tmp_path / "rows.jsonl", records)  # evaluate scores it with the bias too
-    assert evaluate(["--data", str(tmp_path / "rows.jsonl"), "--judges", str(tmp_path / "b"), "--out",
+    assert main(["evaluate", "--data", str(tmp_path / "rows.jsonl"), "--judge", str(tmp_path / "b"), "--output",
                      str(tmp_path / "report"), "--bootstrap", "10"]) == 0
     report = json.loads((tmp_path / "report" / "report.json").read_text())["judges"]["b"]
     assert report["calibration"]["ece"] == pytest.approx(
@@ -172,16 +169,16 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
 def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(tiny_backbone, tmp_path, capsys):
     import json
 
-    from bertjudge.api import Judge
-    from bertjudge.calibration import cli
+    from bertjudge.cli.main import main
     from bertjudge.data.sources import load_source
     from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.judges.loading import Judge
     from bertjudge.judges.regex import RegexJudge
 
     EncoderJudge(backbone=tiny_backbone, temperature=2.0).export(tmp_path / "a")
     source = "embedded:val?n=64"
-    assert cli([str(tmp_path / "a"), "--data", source, "--bias", "--cascade", "--folds", "2",
-                "--out", str(tmp_path / "b")]) == 0
+    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--bias", "--cascade", "--folds", "2",
+                "--output", str(tmp_path / "b")]) == 0
     records = list(load_source(source))
     ruled = np.array([row["match"] and not row["unparsed"] for row in RegexJudge().details(records)])
     assert 0 < ruled.sum() < len(records)  # both kinds of rows are there
@@ -211,15 +208,15 @@ def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(t
 
 
 def test_the_calibrate_command_refuses_a_judge_without_a_calibration(tmp_path, capsys):
-    from bertjudge.calibration import cli
+    from bertjudge.cli.main import main
 
-    assert cli(["regex", "--data", "embedded:val?n=8", "--out", str(tmp_path / "r")]) == 2
+    assert main(["calibrate", "--judge", "regex", "--data", "embedded:val?n=8", "--output", str(tmp_path / "r")]) == 2
     assert "not a trained judge" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
 
 
 def test_prior_shift_recovers_a_new_share_of_correct_answers():
-    from bertjudge.calibration import prior_shift
+    from bertjudge.core.stats import prior_shift
 
     rng = np.random.default_rng(0)
     # a calibrated judge where 50% are correct: logit = true log-likelihood ratio of a Gaussian score
@@ -238,7 +235,7 @@ def test_prior_shift_recovers_a_new_share_of_correct_answers():
 
 
 def test_few_label_calibration_fits_on_some_groups_and_scores_the_rest():
-    from bertjudge.calibration import few_label_calibration
+    from bertjudge.core.calibration import few_label_calibration
 
     rng = np.random.default_rng(1)
     groups = np.repeat(np.arange(300), 5)
@@ -253,17 +250,18 @@ def test_few_label_calibration_fits_on_some_groups_and_scores_the_rest():
 def test_label_free_calibration_moves_the_bias_by_the_em_shift(tiny_backbone, tmp_path, capsys):
     import json
 
-    from bertjudge.api import Judge
-    from bertjudge.calibration import cli, prior_shift
+    from bertjudge.cli.main import main
+    from bertjudge.core.stats import prior_shift
     from bertjudge.data.sources import load_source
     from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.judges.loading import Judge
 
     EncoderJudge(backbone=tiny_backbone, temperature=0.05).export(tmp_path / "a")  # sharp scores: a real shift
     source = "embedded:val?n=40"
-    assert cli([str(tmp_path / "a"), "--data", source, "--label-free", "--out", str(tmp_path / "b")]) == 2
+    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--label-free", "--output", str(tmp_path / "b")]) == 2
     assert "--prior" in capsys.readouterr().err  # no recorded prior, none given
-    assert cli([str(tmp_path / "a"), "--data", source, "--label-free", "--prior", "0.3",
-                "--out", str(tmp_path / "b")]) == 0
+    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--label-free", "--prior", "0.3",
+                "--output", str(tmp_path / "b")]) == 0
     assert "estimated here" in capsys.readouterr().out
     a, b = Judge.load(str(tmp_path / "a")), Judge.load(str(tmp_path / "b"))
     records = list(load_source(source))

@@ -8,10 +8,10 @@ from collections import defaultdict
 
 import pytest
 
-from bertjudge.cli import COMMANDS
+from bertjudge.cli.main import COMMANDS, main
+from bertjudge.core.records import read_records
 from bertjudge.data.sources import load_source
 from bertjudge.pipeline import champ
-from bertjudge.records import read_records
 
 SUMMARIZE = "Now, summarize the answer above in one sentence, without any intermediate steps or explanations."
 
@@ -122,7 +122,7 @@ def test_labels_and_reasons_for_leaving_rows_out(v0):
 def test_cli_writes_a_gzip_training_source_and_a_report(v0, tmp_path, capsys):
     assert "champ" in COMMANDS
     out, report = tmp_path / "out" / "champ.jsonl.gz", tmp_path / "report.json"
-    assert champ.cli(["--out", str(out), "--source", str(v0), "--report", str(report)]) == 0
+    assert main(["champ", "--output", str(out), "--input", str(v0), "--report", str(report)]) == 0
     rows = read_records(out)
     assert [r["label"] for r in rows] and all(r["label"] is not None for r in rows)
     assert {r["split"] for r in rows} <= {"train", "val", "test"}
@@ -134,10 +134,10 @@ def test_cli_writes_a_gzip_training_source_and_a_report(v0, tmp_path, capsys):
     assert summary["skipped_conversations"] == {"solution turn without text (LENGTH_PREVIOUS)": 1}
     assert summary["models"]["GPT-4"]["labelled"] == 1 and summary["written"]["total"]["rows"] == 4
     assert "4 labelled" in capsys.readouterr().out
-    assert champ.cli(["--out", str(out), "--source", str(v0), "--keep-unlabelled"]) == 0
+    assert main(["champ", "--output", str(out), "--input", str(v0), "--keep-unlabelled"]) == 0
     assert len(read_records(out)) == 9
-    assert champ.cli(["--out", str(out), "--source", str(tmp_path / "missing.json")]) == 1
-    assert champ.cli(["--out", str(out), "--source", str(v0), "--models", "Claude"]) == 1
+    assert main(["champ", "--output", str(out), "--input", str(tmp_path / "missing.json")]) == 2
+    assert main(["champ", "--output", str(out), "--input", str(v0), "--models", "Claude"]) == 2
     assert "no conversations matched" in capsys.readouterr().err
 
 

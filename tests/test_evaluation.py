@@ -6,18 +6,18 @@ import pytest
 from scipy.stats import kendalltau
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
-from bertjudge.evaluation import (
+from bertjudge.cli.main import main
+from bertjudge.core.records import RecordError, normalize, write_records
+from bertjudge.evaluation.report import (
     accuracy_interval,
     borda,
     build_report,
-    cli,
     cohen_kappa,
     human_accuracy,
     load_labelled,
     write_report,
 )
 from bertjudge.judges.regex import RegexJudge
-from bertjudge.records import RecordError, normalize, write_records
 
 
 def labelled_set():
@@ -184,7 +184,7 @@ def test_probabilistic_judge_gets_calibration(regex_run):
     assert enc["overall"]["accuracy"] == 1.0
     assert enc["overall"]["human_accuracy_estimate"] == pytest.approx(0.9)
     assert "unparsed_rate" not in enc["overall"] and "delta_parse_failures" not in enc["leaderboard"]["models"]["mid"]
-    from bertjudge.calibration import expected_calibration_error
+    from bertjudge.core.stats import expected_calibration_error
 
     assert enc["calibration"]["ece"] == pytest.approx(expected_calibration_error(probs, labels))
     assert enc["calibration"]["oracle_accuracy"] == 1.0
@@ -225,9 +225,9 @@ def test_unlabelled_file_is_refused_by_name(tmp_path):
 def test_cli_with_regex(regex_run, tmp_path, capsys):
     records, _, _ = regex_run
     data = write_records(tmp_path / "data.jsonl", records)
-    assert cli(["--data", str(data), "--judges", "regex", "--out", str(tmp_path / "rep"), "--bootstrap", "50"]) == 0
+    assert main(["evaluate", "--data", str(data), "--judge", "regex", "--output", str(tmp_path / "rep"), "--bootstrap", "50"]) == 0
     assert (tmp_path / "rep" / "report.md").exists()
-    assert cli(["--data", str(tmp_path / "missing.jsonl"), "--judges", "regex", "--out", str(tmp_path / "x")]) == 1
+    assert main(["evaluate", "--data", str(tmp_path / "missing.jsonl"), "--judge", "regex", "--output", str(tmp_path / "x")]) == 2
     assert "missing.jsonl" in capsys.readouterr().err
 
 
@@ -238,7 +238,7 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
     EncoderJudge(backbone=tiny_backbone, temperature=0.25).export(tmp_path / "tiny")
     data = write_records(tmp_path / "data.jsonl", records)
     out = tmp_path / "rep"
-    assert cli(["--data", str(data), "--judges", "regex", str(tmp_path / "tiny"), "--out", str(out),
+    assert main(["evaluate", "--data", str(data), "--judge", "regex", str(tmp_path / "tiny"), "--output", str(out),
                 "--bootstrap", "50", "--rho", "0.9"]) == 0
     report = json.loads((out / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "tiny"}
@@ -250,9 +250,9 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
 
 
 def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_path):
-    from bertjudge import calibration
-    from bertjudge.api import Judge
+    from bertjudge.core import stats
     from bertjudge.judges.encoder import EncoderJudge
+    from bertjudge.judges.loading import Judge
 
     records, _, _ = regex_run
     EncoderJudge(backbone=tiny_backbone).export(tmp_path / "tiny")
@@ -260,7 +260,7 @@ def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_pat
     first = write_records(tmp_path / "synthetic.jsonl", records[:half])
     second = write_records(tmp_path / "real.jsonl", records[half:])
     out = tmp_path / "rep"
-    assert cli(["--data", str(first), str(second), "--judges", "regex", str(tmp_path / "tiny"), "--out", str(out),
+    assert main(["evaluate", "--data", str(first), str(second), "--judge", "regex", str(tmp_path / "tiny"), "--output", str(out),
                 "--bootstrap", "20"]) == 0
     report = json.loads((out / "report.json").read_text())
     regex = report["judges"]["regex"]["by_data"]
@@ -268,5 +268,5 @@ def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_pat
     scores = Judge.load(str(tmp_path / "tiny")).score_records(records[half:])
     labels = np.array([r["label"] for r in records[half:]])
     ece = report["judges"]["tiny"]["calibration"]["ece_by_data"]["real.jsonl"]
-    assert ece == pytest.approx(calibration.expected_calibration_error(scores, labels, 15), abs=1e-6)
+    assert ece == pytest.approx(stats.expected_calibration_error(scores, labels, 15), abs=1e-6)
     assert "## ECE by data file" in (out / "report.md").read_text()

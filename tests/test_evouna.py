@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from bertjudge.cli import main
+from bertjudge.cli.main import main
+from bertjudge.core.records import RecordError, read_records
 from bertjudge.pipeline.evouna import aliases, question_split, read_evouna
-from bertjudge.records import RecordError, read_records
 
 
 def _item(question, golden, improper=False, **answers):
@@ -58,7 +58,7 @@ def test_cli_writes_records(tmp_path, capsys):
     out = tmp_path / "tq.jsonl.gz"
     assert main(["import-evouna", "--input", str(src), "--output", str(out)]) == 0
     assert [r["candidate"] for r in read_records(out)] == ["A."]
-    assert main(["import-evouna", "--input", str(tmp_path / "missing.json"), "--output", str(out)]) == 1
+    assert main(["import-evouna", "--input", str(tmp_path / "missing.json"), "--output", str(out)]) == 2
     assert "missing.json" in capsys.readouterr().err
 
 

@@ -3,8 +3,17 @@ from fractions import Fraction
 
 import pytest
 
-from bertjudge.extract import (boxed, concluding_statement, extract_answer, final_answer, fmt, normalize_answer,
-                               number_value, option_letter, options_of)
+from bertjudge.core.extract import (
+    boxed,
+    concluding_statement,
+    extract_answer,
+    final_answer,
+    fmt,
+    normalize_answer,
+    number_value,
+    option_letter,
+    options_of,
+)
 
 FINAL_ANSWER_CASES = [
     # (candidate, expected final answer)
@@ -214,7 +223,7 @@ def test_number_value_reads_the_corpus_number_words():
 
 
 def test_open_qa_matching():
-    from bertjudge.extract import alias_forms, qa_normalize, reference_recall
+    from bertjudge.core.extract import alias_forms, qa_normalize, reference_recall
 
     assert qa_normalize("The Muppet Show!") == "muppet show"
     assert qa_normalize("Niccolò  Paganini") == "niccolo paganini"
@@ -227,7 +236,7 @@ def test_open_qa_matching():
 
 
 def test_first_sentence():
-    from bertjudge.extract import first_sentence
+    from bertjudge.core.extract import first_sentence
 
     assert first_sentence("Ross Bagdasarian Sr. (1919-1972) made them. Later...") == \
         "Ross Bagdasarian Sr. (1919-1972) made them."
@@ -238,7 +247,7 @@ def test_first_sentence():
 
 
 def test_parse_options_after_ten_numbered_lines():
-    from bertjudge.extract import parse_options
+    from bertjudge.core.extract import parse_options
 
     steps = "\n".join(f"{i}. step {i}" for i in range(1, 11))  # "10." then letters: ord("10") used to crash
     labels, texts = parse_options(f"{steps}\nA) 28\nB) 25\nC) 22")

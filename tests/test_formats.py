@@ -1,9 +1,9 @@
 import pytest
 from transformers import AutoTokenizer
 
-from bertjudge import backbones
-from bertjudge.formats import Encoder, FormatError, JudgeFormat, with_option_texts
-from bertjudge.records import normalize
+from bertjudge.core.formats import Encoder, FormatError, JudgeFormat, with_option_texts
+from bertjudge.core.records import normalize
+from bertjudge.judges import backbones
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
@@ -193,7 +193,7 @@ def test_reference_options_expand_multiple_choice_references_only(tokenizer):
 
 
 def test_ranked_references_and_expansion():
-    from bertjudge.formats import expand_references, ranked_references
+    from bertjudge.core.formats import expand_references, ranked_references
 
     refs = ["Malignant neoplasm", "Cancer (disease)", "cancer", "Tumour virus", "Cancers"]
     assert ranked_references("She died of cancer in 1953.", refs, 2) == ["Cancer (disease)", "cancer"]
@@ -210,8 +210,8 @@ def test_each_reference_scores_the_best_match(tiny_backbone):
     import numpy as np
     import torch
 
+    from bertjudge.core.records import normalize
     from bertjudge.judges.encoder import EncoderJudge
-    from bertjudge.records import normalize
 
     judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))
     rec = normalize({"question": "Capital of France?", "candidate": "It is Paris.", "references": ["Lutetia", "Paris"],
@@ -241,9 +241,9 @@ def test_open_qa_answer_segment_is_the_marked_answer_or_the_first_sentence(token
 
 
 def test_training_batches_read_the_best_matching_reference_only(tiny_backbone):
+    from bertjudge.core.records import normalize
     from bertjudge.judges.base import Collator
     from bertjudge.judges.encoder import EncoderJudge
-    from bertjudge.records import normalize
 
     judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))
     rec = normalize({"question": "Capital of France?", "candidate": "It is Paris.",

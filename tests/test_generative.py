@@ -9,13 +9,13 @@ import pytest
 import torch
 import yaml
 
-from bertjudge import backbones
-from bertjudge.api import Judge
+from bertjudge.cli.train import run_lightning_cli
+from bertjudge.core.records import normalize, write_records
+from bertjudge.judges import backbones
 from bertjudge.judges.base import Collator
 from bertjudge.judges.generative import GenerativeJudge, left_pad
+from bertjudge.judges.loading import Judge
 from bertjudge.judges.prompt import PROMPT_VERSION, parse_verdict
-from bertjudge.records import normalize, write_records
-from bertjudge.training import run_lightning_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "configs" / "generative").glob("*.yaml"))
@@ -100,7 +100,7 @@ def test_prompt_uses_the_chat_template_and_a_plain_fallback(tiny_lms):
 
 
 def test_long_candidates_are_cut_to_the_budget_keeping_their_tail(tiny_lms):
-    from bertjudge.formats import JudgeFormat
+    from bertjudge.core.formats import JudgeFormat
 
     judge = GenerativeJudge(backbone=tiny_lms["llama"], lora_r=0, format=JudgeFormat(order="QRC", max_length=256))
     row = normalize({"question": "What is 2+3?", "candidate": "blah " * 2000 + "Final answer: 5", "reference": "5"})
@@ -178,10 +178,10 @@ def test_lora_fit_exports_a_plain_folder_that_scores_identically(tiny_lms, tmp_p
 
     assert AutoModelForCausalLM.from_pretrained(folder).config.model_type == "qwen3"
     # the judge command scores a file with it
-    from bertjudge.scoring import cli as judge_cli
+    from bertjudge.cli.main import main
 
     write_records(tmp_path / "in.jsonl", rows)
-    assert judge_cli(["--judge", str(folder), "--input", str(tmp_path / "in.jsonl"),
+    assert main(["judge", "--judge", str(folder), "--input", str(tmp_path / "in.jsonl"),
                       "--output", str(tmp_path / "out.jsonl"), "--no-progress"]) == 0
     scored = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     np.testing.assert_allclose([r["score"] for r in scored], judge.score_records(rows), rtol=1e-5)

@@ -8,8 +8,9 @@ from collections import Counter
 import pytest
 import yaml
 
-from bertjudge.pipeline.build import allocate, build, check_disjoint, cli, held_out_model
-from bertjudge.records import normalize, read_records, write_records
+from bertjudge.cli.main import main
+from bertjudge.core.records import normalize, read_records, write_records
+from bertjudge.pipeline.build import allocate, build, check_disjoint, held_out_model
 
 MODELS = ("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct", "google/gemma-3-4b-it")
 TASKS = {"gsm8k": "open_math", "math": "open_math", "arc_easy": "multiple_choice", "squad_v2": "context_extraction",
@@ -93,7 +94,8 @@ def test_counts_per_cell_and_checks():
 def test_cli_writes_splits_and_manifest(tmp_path, capsys):
     write_records(tmp_path / "labelled" / "a.jsonl", records(6))
     (tmp_path / "mix.yaml").write_text(yaml.safe_dump({**MIX, "train": {"size": 20}}))
-    assert cli(["--in", str(tmp_path / "labelled"), "--mix", str(tmp_path / "mix.yaml"), "--out", str(tmp_path / "out")]) == 0
+    assert main(["build", "--input", str(tmp_path / "labelled"), "--mix", str(tmp_path / "mix.yaml"),
+                 "--output", str(tmp_path / "out")]) == 0
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     for name, info in manifest["splits"].items():
         path = tmp_path / "out" / f"{name}.jsonl"
@@ -101,5 +103,5 @@ def test_cli_writes_splits_and_manifest(tmp_path, capsys):
         assert path.exists() == bool(info["rows"]) and len(rows) == info["rows"]
     assert manifest["splits"]["train"]["rows"] == 20 and manifest["inputs"] == [str(tmp_path / "labelled")]
     assert "train: 20 rows" in capsys.readouterr().out
-    assert cli(["--in", str(tmp_path / "labelled"), "--out", str(tmp_path / "all")]) == 0
+    assert main(["build", "--input", str(tmp_path / "labelled"), "--output", str(tmp_path / "all")]) == 0
     assert len(read_records(tmp_path / "all" / "train.jsonl")) == 5 * 5 * 3

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from bertjudge import backbones
-from bertjudge.pipeline.generate import cli, file_name, generate_file, split_thinking
+from bertjudge.cli.main import main
+from bertjudge.core.records import RecordError, read_records
+from bertjudge.judges import backbones
+from bertjudge.pipeline.generate import file_name, generate_file, split_thinking
 from bertjudge.pipeline.tasks import TASKS
-from bertjudge.records import RecordError, read_records
 
 DATA = Path(__file__).parent / "fixtures" / "pipeline"
 
@@ -38,9 +39,10 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     user_task = tmp_path / "capitals.jsonl"
     user_task.write_text(json.dumps({"question": "Capital of France?", "reference": "Paris"}) + "\n")
     out = tmp_path / "out"
-    args = ["--model", tiny_llama, "--tasks", "gsm8k", str(user_task), "--data-dir", str(DATA), "--variant", "soft",
-            "strict", "--out", str(out), "--max-new-tokens", "4", "--batch-size", "2", "--no-progress"]
-    assert cli(args) == 0
+    args = ["generate", "--model", tiny_llama, "--tasks", "gsm8k", str(user_task), "--data-dir", str(DATA),
+            "--variant", "soft", "strict", "--output", str(out), "--max-new-tokens", "4", "--batch-size", "2",
+            "--no-progress"]
+    assert main(args) == 0
     model = Path(tiny_llama).name  # the model's name is its folder's
     files = sorted(p.name for p in out.iterdir())
     assert files == sorted(file_name(t, "test", model, v) for t in ("gsm8k", "capitals") for v in ("soft", "strict"))
@@ -63,9 +65,9 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
 
     original = TransformersBackend.complete
     monkeypatch.setattr(TransformersBackend, "complete", lambda self, c, m: calls.append(len(c)) or original(self, c, m))
-    assert cli(args) == 0 and calls == []  # everything was done
+    assert main(args) == 0 and calls == []  # everything was done
     assert read_records(out / file_name("gsm8k", "test", model, "soft")) == records
-    assert cli([*args, "--max-new-tokens", "5"]) == 1  # other settings: refused, not mixed
+    assert main([*args, "--max-new-tokens", "5"]) == 1  # other settings: refused, not mixed
 
 
 class Scripted:
@@ -126,10 +128,10 @@ def test_sampling_at_a_temperature_is_seeded_and_kept_apart_from_greedy(tiny_lla
     user_task = tmp_path / "capitals.jsonl"
     user_task.write_text("".join(json.dumps({"question": f"Capital of country {i}?", "reference": "Paris"}) + "\n"
                                  for i in range(4)))
-    base = ["--model", tiny_llama, "--tasks", str(user_task), "--variant", "free", "--max-new-tokens", "12",
+    base = ["generate", "--model", tiny_llama, "--tasks", str(user_task), "--variant", "free", "--max-new-tokens", "12",
             "--batch-size", "2", "--no-progress"]
-    assert cli(base + ["--out", str(tmp_path / "a"), "--temperature", "0", "1.5"]) == 0
-    assert cli(base + ["--out", str(tmp_path / "b"), "--temperature", "1.5"]) == 0
+    assert main(base + ["--output", str(tmp_path / "a"), "--temperature", "0", "1.5"]) == 0
+    assert main(base + ["--output", str(tmp_path / "b"), "--temperature", "1.5"]) == 0
     model = Path(tiny_llama).name
     greedy = read_records(tmp_path / "a" / file_name("capitals", "test", model, "free"))
     sampled = read_records(tmp_path / "a" / file_name("capitals", "test", model, "free", 1.5))

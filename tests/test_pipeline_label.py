@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from bertjudge.pipeline.label import LLMTeacher, cli, label_records, make_teacher, report
-from bertjudge.records import RecordError, normalize, read_records, write_records
+from bertjudge.cli.main import main
+from bertjudge.core.records import RecordError, normalize, read_records, write_records
+from bertjudge.pipeline.label import LLMTeacher, label_records, make_teacher, report
 
 
 def rec(task, category, candidate, references, **extra):
@@ -94,13 +95,14 @@ def test_llm_teacher_provenance_and_invalid_outputs():
 def test_cli_labels_a_folder(tmp_path, capsys):
     write_records(tmp_path / "in" / "a.jsonl", MATH[:2])
     write_records(tmp_path / "in" / "b.parquet", MATH[2:])
-    assert cli(["--teacher", "rule:math-verify", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "out")]) == 0
+    assert main(["label", "--teacher", "rule:math-verify", "--input", str(tmp_path / "in"),
+                 "--output", str(tmp_path / "out")]) == 0
     assert [r["label"] for r in read_records(tmp_path / "out" / "a.jsonl")] == [1, 1]
     assert [r["label"] for r in read_records(tmp_path / "out" / "b.parquet")] == [0, 0]
     summary = json.loads((tmp_path / "out" / "label_report.json").read_text())
     assert summary["rows"] == 4 and summary["invalid_rate"] == 0.25
     assert "invalid-output rate 25.0%" in capsys.readouterr().out
-    assert cli(["--teacher", "human", "--in", str(tmp_path / "in"), "--out", str(tmp_path / "o2")]) == 1
+    assert main(["label", "--teacher", "human", "--input", str(tmp_path / "in"), "--output", str(tmp_path / "o2")]) == 2
 
 
 def test_label_file_resumes_after_an_interruption(tmp_path):

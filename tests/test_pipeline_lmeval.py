@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bertjudge.pipeline.lmeval import cli, lmeval_category, read_samples, references
-from bertjudge.records import RecordError, read_records
+from bertjudge.cli.main import main
+from bertjudge.core.records import RecordError, read_records
+from bertjudge.pipeline.lmeval import lmeval_category, read_samples, references
 
 RUN = Path(__file__).parent / "fixtures" / "pipeline" / "lmeval"
 MODEL_DIR = RUN / "meta-llama__Llama-3.2-1B-Instruct"
@@ -70,9 +71,9 @@ def test_targets_and_categories():
 
 def test_cli(tmp_path, capsys):
     shutil.copytree(RUN, tmp_path / "run")
-    assert cli(["--in", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
+    assert main(["import-lmeval", "--input", str(tmp_path / "run"), "--output", str(tmp_path / "out")]) == 0
     [written] = sorted((tmp_path / "out").iterdir())
     assert written.name == "gsm8k.meta-llama--Llama-3.2-1B-Instruct.2025-01-15T10-22-31.123456.jsonl"
     assert [r["label"] for r in read_records(written)] == [1, 0, 0]
     assert "skipped 1 documents" in capsys.readouterr().out
-    assert cli(["--in", str(tmp_path / "empty-dir-missing"), "--out", str(tmp_path / "o")]) == 1
+    assert main(["import-lmeval", "--input", str(tmp_path / "empty-dir-missing"), "--output", str(tmp_path / "o")]) == 2

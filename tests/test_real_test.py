@@ -2,10 +2,9 @@
 any other real data file (all of which were trained on, or chose something)."""
 
 import hashlib
-import json
 from pathlib import Path
 
-from bertjudge.records import read_records
+from bertjudge.core.records import read_records
 
 REAL = Path("data/real")
 TEST = REAL / "real-test-v1.jsonl.gz"

@@ -2,8 +2,14 @@ import json
 
 import pytest
 
-from bertjudge.records import (
-    RecordError, input_hash, make_id, normalize, read_records, read_with_raw, write_records,
+from bertjudge.core.records import (
+    RecordError,
+    input_hash,
+    make_id,
+    normalize,
+    read_records,
+    read_with_raw,
+    write_records,
 )
 
 

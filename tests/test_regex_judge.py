@@ -3,8 +3,8 @@ import threading
 import numpy as np
 import pytest
 
+from bertjudge.core.records import normalize
 from bertjudge.judges.regex import RegexJudge, math_equal, question_options, rouge_l
-from bertjudge.records import normalize
 
 MC_QUESTION = "What is the capital of France?\nA. London\nB. Paris\nC. Rome\nD. Berlin"
 
@@ -103,17 +103,17 @@ def test_fit_threshold_separates_labelled_similarities():
         judge.fit_threshold([rec("Final answer: 1", "1", "open_math", label=1)])
 
 
-def test_save_load_roundtrip(tmp_path):
+def test_export_load_roundtrip(tmp_path):
     judge = RegexJudge(threshold=0.37)
-    judge.save(tmp_path / "j")
-    loaded = RegexJudge.load(tmp_path / "j")
+    judge.export(tmp_path / "j")
+    loaded = RegexJudge.from_export(tmp_path / "j")
     assert loaded.threshold == 0.37 and RegexJudge.from_export(tmp_path / "j").threshold == 0.37
     config = (tmp_path / "j" / "judge.json").read_text()
     assert '"version"' in config and "RegexJudge" in config
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "judge.json").write_text('{"class": "bertjudge.judges.encoder.EncoderJudge", "threshold": 0.5}')
     with pytest.raises(ValueError, match="not a regex judge"):
-        RegexJudge.load(tmp_path / "other")
+        RegexJudge.from_export(tmp_path / "other")
 
 
 def test_math_verify_outside_main_thread():
@@ -132,9 +132,9 @@ def test_helpers():
 
 
 def test_saved_judge_loads_through_the_api(tmp_path):
-    from bertjudge.api import Judge
+    from bertjudge.judges.loading import Judge
 
-    RegexJudge(threshold=0.42).save(tmp_path / "regex")
+    RegexJudge(threshold=0.42).export(tmp_path / "regex")
     judge = Judge.load(str(tmp_path / "regex"))
     assert isinstance(judge, RegexJudge) and judge.threshold == 0.42
     assert isinstance(Judge.load("regex"), RegexJudge)
@@ -151,7 +151,7 @@ def test_score_takes_parallel_lists_like_every_judge():
 
 
 def test_contains_judge_is_the_normalized_substring_baseline():
-    from bertjudge.api import Judge
+    from bertjudge.judges.loading import Judge
 
     judge = Judge.load("contains")
     assert judge.score(["q"] * 3, ["The Muppet Show, of course.", "Upper Volta", "Lyon"],

@@ -5,10 +5,10 @@ import time
 import numpy as np
 import pytest
 
-from bertjudge.api import Judge
+from bertjudge.core.records import normalize, write_records
+from bertjudge.judges.loading import Judge
 from bertjudge.judges.regex import RegexJudge
 from bertjudge.judges.routing import CascadeJudge, HybridJudge, short_spec
-from bertjudge.records import normalize, write_records
 
 MC_QUESTION = "Which one?\nA. red\nB. blue\nC. green"
 UNPARSED = ["I am not sure about this one", "Hard to say without more work", "It could be anything really",
@@ -169,14 +169,13 @@ def test_bad_specs_are_refused_clearly(spec, message):
 
 
 def test_evaluate_and_judge_commands(folders, tmp_path, capsys):
-    from bertjudge.evaluation import cli as evaluate
-    from bertjudge.scoring import cli as judge_cli
+    from bertjudge.cli.main import main
 
     records = rows()
     data = write_records(tmp_path / "data.jsonl", records)
     spec = f"hybrid:{folders[0]}"
-    assert evaluate(["--data", str(data), "--judges", "regex", spec, f"cascade:{folders[0]},{folders[1]}",
-                     "--out", str(tmp_path / "rep"), "--bootstrap", "20"]) == 0
+    assert main(["evaluate", "--data", str(data), "--judge", "regex", spec, f"cascade:{folders[0]},{folders[1]}",
+                     "--output", str(tmp_path / "rep"), "--bootstrap", "20"]) == 0
     report = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "hybrid:tiny", "cascade:tiny,big"}
     hybrid = report["judges"]["hybrid:tiny"]
@@ -187,7 +186,7 @@ def test_evaluate_and_judge_commands(folders, tmp_path, capsys):
     assert hybrid["overall"]["unparsed_rate"] == 0.0 and report["judges"]["regex"]["overall"]["unparsed_rate"] > 0
     assert "## Routing" in (tmp_path / "rep" / "report.md").read_text()
     capsys.readouterr()
-    assert judge_cli(["--judge", spec, "--input", str(data), "--output", str(tmp_path / "out.jsonl"),
+    assert main(["judge", "--judge", spec, "--input", str(data), "--output", str(tmp_path / "out.jsonl"),
                       "--no-progress"]) == 0
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     expected = Judge.load(spec).score_records(records)

@@ -3,16 +3,17 @@ import json
 import numpy as np
 import pytest
 
+from bertjudge.cli.main import main
+from bertjudge.core.records import RecordError, read_records
+from bertjudge.evaluation.scoring import score_file
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.records import RecordError, read_records
-from bertjudge.scoring import cli, score_file
 
 
 @pytest.fixture(scope="module")
 def judge(tiny_backbone, tmp_path_factory):
     folder = tmp_path_factory.mktemp("judge") / "tiny"
     EncoderJudge(backbone=tiny_backbone).export(folder)
-    from bertjudge.api import Judge
+    from bertjudge.judges.loading import Judge
 
     return Judge.load(str(folder)), folder
 
@@ -101,23 +102,23 @@ def test_bad_input_writes_nothing(judge, tmp_path):
 def test_command_line_writes_parquet_and_reports_errors(judge, tmp_path, capsys):
     _, folder = judge
     src = write_input(tmp_path / "in.jsonl", n=3)
-    assert cli(["--judge", str(folder), "--input", str(src), "--output", str(tmp_path / "o.parquet"),
+    assert main(["judge", "--judge", str(folder), "--input", str(src), "--output", str(tmp_path / "o.parquet"),
                 "--no-progress"]) == 0
     rows = read_records(tmp_path / "o.parquet")
     assert len(rows) == 3 and np.all([0 <= r["score"] <= 1 for r in rows])
-    assert cli(["--judge", str(tmp_path / "nope"), "--input", str(src), "--output", str(tmp_path / "x.jsonl")]) == 1
+    assert main(["judge", "--judge", str(tmp_path / "nope"), "--input", str(src), "--output", str(tmp_path / "x.jsonl")]) == 2
     assert "not a judge folder" in capsys.readouterr().err
 
 
 def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
-    from bertjudge.training import run_lightning_cli
+    from bertjudge.cli.train import run_lightning_cli
 
     src = write_input(tmp_path / "in.jsonl", n=7)
     out = tmp_path / "pred.jsonl"
     cli = run_lightning_cli([
         "predict", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
         f"--data.predict=[{src}]", "--data.eval_batch_size=3", "--trainer.logger=false",
-        f"--trainer.default_root_dir={tmp_path}", "--trainer.callbacks+=bertjudge.scoring.ScoreFileWriter",
+        f"--trainer.default_root_dir={tmp_path}", "--trainer.callbacks+=bertjudge.evaluation.scoring.ScoreFileWriter",
         f"--trainer.callbacks.output={out}",
     ])
     rows = read_records(out)
@@ -127,7 +128,7 @@ def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
 
 
 def test_a_judgment_the_judge_could_not_give_is_null_not_wrong():
-    from bertjudge.scoring import verdict_fields
+    from bertjudge.judges.interface import verdict_fields
 
     assert verdict_fields(float("nan"), 0.5) == {"score": None, "verdict": None, "unparsed": True}
     assert verdict_fields(0.7, 0.5) == {"score": 0.7, "verdict": True}

@@ -5,10 +5,11 @@ import json
 import pytest
 import torch
 
-from bertjudge.api import Judge
-from bertjudge.formats import JudgeFormat
+from bertjudge.cli.main import main
+from bertjudge.core.formats import JudgeFormat
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.soup import SoupError, average_judges, cli
+from bertjudge.judges.loading import Judge
+from bertjudge.train.soup import SoupError, average_judges
 
 
 @pytest.fixture
@@ -49,7 +50,7 @@ def test_ingredients_that_cannot_be_averaged_are_refused(two_judges, tiny_backbo
 
 def test_the_command_writes_a_calibrated_judge(two_judges, tmp_path, capsys):
     out = tmp_path / "soup" / "judge"
-    assert cli([*map(str, two_judges), "--out", str(out), "--calibrate", "embedded:val?n=32"]) == 0
+    assert main(["soup", *map(str, two_judges), "--output", str(out), "--calibrate", "embedded:val?n=32"]) == 0
     config = json.loads((out / "judge.json").read_text())
     assert config["provenance"]["name"] == "soup"
     assert config["provenance"]["calibration"]["rows"] == 32
@@ -61,6 +62,6 @@ def test_the_command_writes_a_calibrated_judge(two_judges, tmp_path, capsys):
 
 
 def test_the_command_names_a_missing_judge(two_judges, tmp_path, capsys):
-    assert cli([str(two_judges[0]), str(tmp_path / "nowhere"), "--out", str(tmp_path / "s")]) == 2
+    assert main(["soup", str(two_judges[0]), str(tmp_path / "nowhere"), "--output", str(tmp_path / "s")]) == 2
     assert "nowhere" in capsys.readouterr().err
     assert not (tmp_path / "s").exists()

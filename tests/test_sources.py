@@ -4,8 +4,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from bertjudge.core.records import RecordError, normalize, write_records
 from bertjudge.data.sources import load_source, load_sources
-from bertjudge.records import RecordError, normalize, write_records
 
 
 def authors_layout(root):
@@ -80,7 +80,7 @@ def test_unknown_embedded_split_and_options_are_refused():
 
 
 def test_a_file_source_takes_a_seeded_sample(tmp_path):
-    from bertjudge.records import write_records
+    from bertjudge.core.records import write_records
 
     rows = [{"id": f"r{i}", "candidate": "c", "reference": "r", "split": "train" if i % 2 else "val"}
             for i in range(40)]

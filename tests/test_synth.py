@@ -9,7 +9,8 @@ from fractions import Fraction
 
 import pytest
 
-from bertjudge import records
+from bertjudge.cli.main import main
+from bertjudge.core import records
 from bertjudge.data import corpus, synth
 
 ROWS = [
@@ -38,14 +39,14 @@ def made(tmp_path_factory):
 
 def test_cli_writes_a_balanced_labelled_set(tmp_path, capsys):
     src = write(tmp_path / "qr.jsonl", ROWS)
-    assert synth.cli(["--input", str(src), "--out", str(tmp_path / "out"), "--val-fraction", "0"]) == 0
+    assert main(["synth", "--input", str(src), "--output", str(tmp_path / "out"), "--val-fraction", "0"]) == 0
     rows = records.read_records(tmp_path / "out" / "train.jsonl")
     assert len(rows) == 4 * len(ROWS) and Counter(r["label"] for r in rows) == {0: 14, 1: 14}
     assert {r["label_source"] for r in rows} == {"synthetic:synth-v1"}
     assert {r["task"] for r in rows} == {"synth", "quiz"}
     assert "wrote train.jsonl (28)" in capsys.readouterr().out
     again = tmp_path / "again"
-    assert synth.cli(["--input", str(src), "--out", str(again), "--val-fraction", "0"]) == 0
+    assert main(["synth", "--input", str(src), "--output", str(again), "--val-fraction", "0"]) == 0
     assert (again / "train.jsonl").read_bytes() == (tmp_path / "out" / "train.jsonl").read_bytes()
 
 
@@ -79,10 +80,10 @@ def test_labels_follow_the_reference(made):
 def test_bad_input_is_refused_with_its_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps(ROWS[0]) + "\n" + json.dumps({"question": "x"}) + "\n", encoding="utf-8")
-    assert synth.cli(["--input", str(bad), "--out", str(tmp_path / "o")]) == 2
+    assert main(["synth", "--input", str(bad), "--output", str(tmp_path / "o")]) == 2
     assert "bad.jsonl:2" in capsys.readouterr().err and not (tmp_path / "o").exists()
     not_label = write(tmp_path / "mc.jsonl", [{"question": "Q?", "reference": "Paris", "category": "multiple_choice"}])
-    assert synth.cli(["--input", str(not_label), "--out", str(tmp_path / "o")]) == 2
+    assert main(["synth", "--input", str(not_label), "--output", str(tmp_path / "o")]) == 2
     assert "mc.jsonl:1" in capsys.readouterr().err
 
 

@@ -11,12 +11,12 @@ import pytest
 import torch
 import yaml
 
-from bertjudge.api import Judge
+from bertjudge.cli.train import run_lightning_cli
+from bertjudge.core.formats import FormatError, JudgeFormat
+from bertjudge.core.records import normalize, write_records
 from bertjudge.data.datamodule import LengthGroupedSampler, apply_mixture, approximate_length
-from bertjudge.formats import FormatError, JudgeFormat
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.records import normalize, write_records
-from bertjudge.training import run_lightning_cli
+from bertjudge.judges.loading import Judge
 
 ROOT = Path(__file__).resolve().parents[1]
 # every config of an encoder judge (other judges' configs are dev-run in their own test files)
@@ -217,7 +217,8 @@ def test_length_grouped_sampler_is_a_shuffle_with_little_padding():
     first, second = list(sampler), list(sampler)
     assert sorted(first) == list(range(1000)) and first != second  # every row once, a new order each pass
     assert list(LengthGroupedSampler(lengths, 10, seed=0, group=20)) == first  # seeded
-    width = lambda order: np.mean([max(lengths[i] for i in order[k:k + 10]) for k in range(0, 1000, 10)])
+    def width(order):
+        return np.mean([max(lengths[i] for i in order[k:k + 10]) for k in range(0, 1000, 10)])
     random_order = np.random.default_rng(1).permutation(1000).tolist()
     assert width(first) < 0.8 * width(random_order)
 

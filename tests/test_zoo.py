@@ -1,4 +1,4 @@
-"""bertjudge.zoo: registry schema, pulls with hash checks, offline errors, publish, the generated README."""
+"""bertjudge.zoo.registry: registry schema, pulls with hash checks, offline errors, publish, the generated README."""
 
 import json
 import shutil
@@ -9,11 +9,14 @@ import numpy as np
 import pytest
 import yaml
 
-from bertjudge import bench, zoo
-from bertjudge.api import Judge
-from bertjudge.formats import JudgeFormat
+from bertjudge.cli.main import main
+from bertjudge.core.formats import JudgeFormat
+from bertjudge.core.records import normalize
+from bertjudge.evaluation import bench
+from bertjudge.evaluation.publish import publish, render_readme
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.records import normalize
+from bertjudge.judges.loading import Judge
+from bertjudge.zoo import registry as zoo
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -87,14 +90,14 @@ def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeyp
     np.testing.assert_allclose(judge.score_records(ROWS), Judge.load(str(exported)).score_records(ROWS), rtol=1e-6)
     (folder / "config.json").write_text("{}")
     assert any("config.json: sha256" in p for p in zoo.verify("minilm-l6.toy"))
-    assert zoo.cli(["--registry", str(registry), "verify", "minilm-l6.toy"]) == 1
+    assert main(["zoo", "--registry", str(registry), "verify", "minilm-l6.toy"]) == 1
 
 
 def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, tmp_path):
     own = {name: e for name, e in zoo.load_registry().items() if e["build"]}
     assert "minilm-l6.quickstart" in own
     for name, e in own.items():  # built by a recipe in this repository, exported to runs/
-        assert e["source"].startswith("file://../runs/") and e["provenance"]["recipe"].startswith("configs/")
+        assert e["source"].startswith("file://runs/") and e["provenance"]["recipe"].startswith("configs/")
         recipe = yaml.safe_load((REPO / e["provenance"]["recipe"].split()[0]).read_text())
         trained = JudgeFormat.from_dict(recipe["model"]["init_args"]["format"])
         assert JudgeFormat.from_dict(e["format"]) == trained, f"{name}: the registry's format is not its recipe's"
@@ -141,7 +144,7 @@ def test_hf_entry_offline_fails_fast_and_says_how_to_use_a_local_copy(tmp_path, 
 
 
 def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tiny_backbone, tmp_path):
-    from bertjudge.formats import JudgeFormat
+    from bertjudge.core.formats import JudgeFormat
 
     # like the authors' checkpoints: two logits, marker tokens in the tokenizer, no judge.json
     copy = EncoderJudge(backbone=tiny_backbone, num_labels=2, format=JudgeFormat(**AUTHORS_FORMAT)).export(
@@ -168,8 +171,8 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
                                  ROWS * 2, ["open_qa", "open_qa", "open_math", "multiple_choice"], [1, 0, 1, 0]))))
     monkeypatch.setattr(bench, "EVAL_FILE", small)
     results = tmp_path / "results"
-    new = zoo.publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
-                      results_dir=results)
+    new = publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
+                  results_dir=results)
     assert zoo.load_registry(registry)["minilm-l6.tiny-v1"]["files"] == new["files"]
     dest = tmp_path / "store" / "minilm-l6.tiny-v1"
     assert new["source"] == f"file://{dest.resolve()}" and zoo.hash_folder(dest) == new["files"]
@@ -182,8 +185,8 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     assert Judge.load("minilm-l6.tiny-v1").score_records(ROWS).shape == (2,)
     with pytest.raises(zoo.ZooError, match="already registered"):
-        zoo.publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
-                    results_dir=results, timing=False)
+        publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
+                results_dir=results, timing=False)
 
 
 def test_readme_is_generated_from_the_csvs(tmp_path):
@@ -198,7 +201,7 @@ def test_readme_is_generated_from_the_csvs(tmp_path):
                           "eval_set": "real-test-v1", "eval_sha256": "f52bf775ace6", **env},
                          {"name": "minilm-l6.old-run", "accuracy": 0.9545, "n": 2000,
                           "eval_set": "embedded:test?n=2000&seed=0", **env}], "accuracy", tmp_path)
-    text = zoo.render_readme(results_dir=tmp_path)
+    text = render_readme(results_dir=tmp_path)
     assert "`eurobert-210m.bertjudge`" in text  # the registry's entries
     assert "### cost-cpu-fp32-torch9.9" in text
     regex_line = next(line for line in text.splitlines() if line.startswith("| `regex.v1`"))
@@ -210,5 +213,5 @@ def test_readme_is_generated_from_the_csvs(tmp_path):
     qwen_line = next(line for line in text.splitlines() if line.startswith("| `qwen3-14b.direct`"))
     assert "| 4800 |" in qwen_line and "not timed" in qwen_line and "n/a" in qwen_line
     out = tmp_path / "README.md"
-    assert zoo.cli(["readme", "--results", str(tmp_path), "--out", str(out)]) == 0
+    assert main(["zoo", "readme", "--results", str(tmp_path), "--output", str(out)]) == 0
     assert out.read_text() == text

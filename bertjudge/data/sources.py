@@ -17,7 +17,8 @@ import random
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
-from bertjudge.records import RecordError, is_record_file, normalize, read_records
+from bertjudge.core.records import RecordError, is_record_file, normalize, read_records
+from bertjudge.data import corpus
 
 EMBEDDED_DEFAULT_SIZES = {"train": 20000, "val": 1000, "test": 2000, "adversarial": 1000}
 
@@ -43,8 +44,6 @@ def _query(spec: str) -> tuple[str, dict[str, str]]:
 
 
 def load_embedded(spec: str) -> list[dict]:
-    from bertjudge.data import corpus
-
     split, args = _query(spec.split(":", 1)[1])
     if split not in corpus.SPLITS:
         raise ValueError(f"{spec}: unknown embedded split {split!r}; choose from {', '.join(corpus.SPLITS)}")

@@ -1,6 +1,6 @@
 """Bootstrap a labelled training set from a user's (question, reference) rows.
 
-``python -m bertjudge synth --input QR.jsonl --out DIR`` reads one JSON object per line with
+``python -m bertjudge synth --input QR.jsonl --output DIR`` reads one JSON object per line with
 ``question`` (string or null), ``reference`` (string) or ``references`` (list of strings), and
 optionally ``category`` and ``task``; it writes ``train.jsonl`` and ``val.jsonl`` (split by question,
 so no question is in both) with correct and wrong candidates per question, in the embedded corpus's
@@ -47,13 +47,11 @@ short answer, as in TriviaQA or NQ-open) -> ``open_qa``.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import random
-import sys
 from pathlib import Path
 
-from bertjudge import records
+from bertjudge.core import records
 from bertjudge.data import corpus
 
 SYNTH_VERSION = "synth-v1"
@@ -106,32 +104,3 @@ def synthesize(rows: list[dict], per_question: int = 4, seed: int = 0, val_fract
                 "candidate_model": model, "split": split, "meta": meta,
             })
     return out
-
-
-def cli(argv: list[str]) -> int:
-    """``python -m bertjudge synth --input QR.jsonl --out DIR``."""
-    parser = argparse.ArgumentParser(
-        prog="python -m bertjudge synth", description=__doc__.split("\n\n")[0],
-        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--input", required=True, type=Path, help="JSONL of question/reference(s)[/category/task] rows")
-    parser.add_argument("--out", required=True, type=Path, help="output folder for train.jsonl and val.jsonl")
-    parser.add_argument("--per-question", type=int, default=4, help="candidates per question, half correct (default 4)")
-    parser.add_argument("--val-fraction", type=float, default=0.1, help="share of questions in val.jsonl (default 0.1)")
-    parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
-    args = parser.parse_args(argv)
-    if args.per_question < 1 or not 0 <= args.val_fraction < 1:
-        parser.error("--per-question must be >= 1 and --val-fraction in [0, 1)")
-    try:
-        rows = read_rows(args.input)
-        made = synthesize(rows, args.per_question, args.seed, args.val_fraction)
-    except records.RecordError as err:
-        print(f"synth: {err}", file=sys.stderr)
-        return 2
-    splits = {name: [r for r in made if r["split"] == name] for name in ("train", "val")}
-    for name, part in splits.items():
-        if part:
-            records.write_records(args.out / f"{name}.jsonl", part)
-    print(corpus.summary(splits))
-    print(f"wrote {', '.join(f'{n}.jsonl ({len(p)})' for n, p in splits.items() if p)} to {args.out} "
-          f"from {len(rows)} questions")
-    return 0

@@ -26,10 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.judges.lists import ScoresLists
+from bertjudge.core.extract import final_answer
+from bertjudge.core.formats import NO_ANSWER, REFERENCE_JOIN, JudgeFormat
+from bertjudge.core.judge_file import read_judge_config, write_judge_config
+from bertjudge.judges import backbones
+from bertjudge.judges.generative import generate, verdict_logits
+from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, messages, parse_verdict, shorten
-
-JUDGE_FILE = "judge.json"
 
 
 class BackendError(RuntimeError):
@@ -54,8 +57,6 @@ class TransformersBackend:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        from bertjudge import backbones
-
         path = backbones.resolve(model)
         self.name, self.batch_size, self.thinking = model, batch_size, thinking
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -79,15 +80,11 @@ class TransformersBackend:
 
     def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
                  seed: int = 0) -> list[str]:
-        from bertjudge.judges.generative import generate
-
         return [text for i, (ids, mask) in enumerate(self._batches(conversations))
                 for text in generate(self.model, self.tokenizer, ids, mask, max_tokens, temperature, seed + i)]
 
     def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
         import torch
-
-        from bertjudge.judges.generative import verdict_logits
 
         out = []
         with torch.inference_mode():
@@ -202,14 +199,14 @@ def make_backend(config: dict):
     return kinds[kind](**args)
 
 
-class PromptedJudge(ScoresLists):
+class PromptedJudge(BaseJudge):
     """An off-the-shelf LLM judge behind a backend; ``score_records`` returns P(correct).
 
     Args:
         backend: a ``TransformersBackend`` or ``OpenAIBackend``.
         mode: ``direct`` (verdict-token probability; over HTTP the server must return logprobs) or
             ``reasoning`` (generate, then parse: 1., 0., or NaN when unreadable, flagged in ``details``).
-        order: the prompt's parts, letters of ``bertjudge.formats`` (Q, R, C, A).
+        order: the prompt's parts, letters of ``bertjudge.core.formats`` (Q, R, C, A).
         max_chars: a longer question or candidate keeps its head and tail (no tokenizer here).
         max_new_tokens: the generation bound of reasoning mode.
         threshold: P(correct) at or above which the verdict is "correct".
@@ -221,8 +218,6 @@ class PromptedJudge(ScoresLists):
                  max_new_tokens: int = 512, threshold: float = 0.5):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        from bertjudge.formats import JudgeFormat
-
         self.backend, self.mode, self.max_chars, self.max_new_tokens = backend, mode, max_chars, max_new_tokens
         self.order, self.parts, self.threshold = order, JudgeFormat(order=order).parts, threshold
 
@@ -231,9 +226,6 @@ class PromptedJudge(ScoresLists):
         return f"{self.backend.kind}:{self.backend.config()['model']}@{PROMPT_VERSION}/{self.mode}"
 
     def conversation(self, record: dict) -> list[dict]:
-        from bertjudge.extract import final_answer
-        from bertjudge.formats import NO_ANSWER, REFERENCE_JOIN
-
         texts = {"question": shorten(record.get("question") or "", self.max_chars),
                  "candidate": shorten(record["candidate"], self.max_chars),
                  "reference": REFERENCE_JOIN.join(record["references"])}
@@ -241,7 +233,7 @@ class PromptedJudge(ScoresLists):
             texts["answer"] = final_answer(record["candidate"]) or NO_ANSWER
         return messages(texts, self.parts, self.mode)
 
-    def details(self, records: list[dict], progress: bool = False) -> list[dict]:
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
         """Per record: ``output`` (reasoning mode), ``verdict``, ``unparsed`` and ``score``."""
         conversations = [self.conversation(r) for r in records]
         if self.mode == "direct":
@@ -266,15 +258,14 @@ class PromptedJudge(ScoresLists):
                 "max_new_tokens": self.max_new_tokens, "threshold": self.threshold,
                 "temperature": self.temperature, "prompt_version": PROMPT_VERSION}
 
-    def save(self, folder: str | os.PathLike) -> Path:
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / JUDGE_FILE).write_text(json.dumps(self.config(), indent=2) + "\n")
-        return folder
+    def export(self, folder: str | os.PathLike) -> Path:
+        """Save the backend, prompt and threshold as a judge folder (no weights: the backend holds them)."""
+        write_judge_config(folder, self.config())
+        return Path(folder)
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike) -> "PromptedJudge":
-        config = json.loads((Path(folder) / JUDGE_FILE).read_text())
+    def from_export(cls, folder: str | os.PathLike, format=None) -> PromptedJudge:
+        config = read_judge_config(folder, required=("class", "backend", "mode", "prompt_version"))
         if config["prompt_version"] != PROMPT_VERSION:
             raise ValueError(f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
                              f"{PROMPT_VERSION!r}")

@@ -8,7 +8,6 @@ optimizer recipe, batched scoring for the API, and export to a folder with ``jud
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import shutil
@@ -20,56 +19,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from bertjudge import __version__
-from bertjudge.formats import JudgeFormat, expand_references
-from bertjudge.judges.lists import ScoresLists
-from bertjudge.metrics import GroupedBinaryMetrics
-from bertjudge.records import CATEGORIES
-
-JUDGE_FILE = "judge.json"
-
-
-class Collator:
-    """Pads a list of records into a batch (dynamic padding to the longest row).
-
-    ``task`` and ``attack`` (``meta['attack']``, the adversarial suite's tag) are indices into
-    ``task_names`` and ``attack_names``, -1 for a row outside them. A format that reads each reference
-    apart (``references: each``) gives several sequences per record; ``owner`` then names each
-    sequence's record (the fields other than the token tensors stay one per record). ``references``
-    caps how many references are read (training reads 1: the one sharing most words with the answer,
-    which a max over references would mostly pick, at one sequence per row).
-    """
-
-    def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None,
-                 references: int | None = None):
-        self.encoder, self.references = encoder, references
-        self.task_index = {name: i for i, name in enumerate(task_names or [])}
-        self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
-
-    def __call__(self, records: list[dict]) -> dict:
-        fmt = getattr(self.encoder, "format", None)
-        sequences, owner = expand_references(records, fmt, self.references) if fmt is not None else (records, None)
-        ids = self.encoder.encode_many(sequences)
-        width = max(len(row) for row in ids)
-        input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for i, row in enumerate(ids):
-            input_ids[i, : len(row)] = torch.tensor(row)
-            attention_mask[i, : len(row)] = 1
-        labels = [-1 if r["label"] is None else r["label"] for r in records]
-        extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
-        return {**extra,
-            "input_ids": input_ids,
-            "attention_mask": attention_mask,
-            "labels": torch.tensor(labels, dtype=torch.float),
-            "task": torch.tensor([self.task_index.get(r["task"], -1) for r in records]),
-            "category": torch.tensor([CATEGORIES.index(r["category"]) for r in records]),
-            "attack": torch.tensor([self.attack_index.get((r.get("meta") or {}).get("attack"), -1) for r in records]),
-            "ids": [r["id"] for r in records],
-        }
+from bertjudge.core.collate import Collator
+from bertjudge.core.formats import JudgeFormat
+from bertjudge.core.judge_file import write_judge_config
+from bertjudge.core.metrics import GroupedBinaryMetrics
+from bertjudge.core.records import CATEGORIES
+from bertjudge.core.version import __version__
+from bertjudge.judges.interface import BaseJudge, verdict_fields
 
 
-class JudgeModule(ScoresLists, L.LightningModule):
+class JudgeModule(BaseJudge, L.LightningModule):
     """Base of the trainable judges.
 
     Args:
@@ -112,7 +71,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
         raise NotImplementedError
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike) -> "JudgeModule":
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> JudgeModule:
         raise NotImplementedError
 
     # --- training ----------------------------------------------------------------------------
@@ -201,7 +160,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
 
     def configure_optimizers(self):
         decay, no_decay = [], []
-        for name, param in self.named_parameters():
+        for _name, param in self.named_parameters():
             if param.requires_grad:
                 (no_decay if param.ndim < 2 else decay).append(param)
         optimizer = torch.optim.AdamW(
@@ -250,6 +209,17 @@ class JudgeModule(ScoresLists, L.LightningModule):
         logits = torch.from_numpy(self.logits_records(records, batch_size, progress))
         return self.probabilities(logits).numpy()
 
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+        """Per record: ``score`` (calibrated), ``verdict``, ``unparsed`` (False) and the raw ``logit``."""
+        logits = self.logits_records(records, batch_size, progress)
+        scores = self.probabilities(torch.from_numpy(logits)).numpy()
+        return [{"unparsed": False, "logit": float(z), **verdict_fields(float(p), self.threshold)}
+                for z, p in zip(logits, scores)]
+
+    def describe(self) -> dict:
+        return {**super().describe(), "temperature": float(self.temperature), "bias": float(self.bias),
+                "format": self.format.to_dict()}
+
     # --- export -------------------------------------------------------------------------------
     def judge_config(self) -> dict:
         return {
@@ -272,7 +242,7 @@ class JudgeModule(ScoresLists, L.LightningModule):
             config = self.judge_config()
             if metrics:
                 config["metrics"] = metrics
-            (tmp / JUDGE_FILE).write_text(json.dumps(config, indent=2) + "\n")
+            write_judge_config(tmp, config)
             (tmp / "README.md").write_text(model_card(config))
             if folder.exists():
                 shutil.rmtree(folder)

@@ -24,8 +24,10 @@ from torch import nn
 from transformers import BertConfig, BertModel
 from transformers.models.bert.modeling_bert import BertEmbeddings
 
-from bertjudge.formats import Encoder, JudgeFormat
-from bertjudge.judges.base import JUDGE_FILE, JudgeModule
+from bertjudge.core.formats import Encoder, JudgeFormat
+from bertjudge.core.judge_file import read_judge_config
+from bertjudge.core.stats import best_threshold
+from bertjudge.judges.base import JudgeModule
 
 BERT_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
              "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
@@ -191,8 +193,6 @@ class BleurtJudge(JudgeModule):
 
     def fit_threshold(self, records: list[dict]) -> float:
         """Set ``bleurt_threshold`` to the raw score that maximizes accuracy on labelled ``records``."""
-        from bertjudge.calibration import best_threshold
-
         self.bleurt_threshold = best_threshold(self.raw_scores(records), [r["label"] for r in records])[0]
         return self.bleurt_threshold
 
@@ -205,8 +205,6 @@ class BleurtJudge(JudgeModule):
     def on_validation_epoch_end(self) -> None:
         super().on_validation_epoch_end()
         if self._val_raw and not self.trainer.sanity_checking:
-            from bertjudge.calibration import best_threshold
-
             raw = self.all_gather(torch.cat(self._val_raw)).flatten().cpu().numpy()
             labels = self.all_gather(torch.cat(self._val_labels)).flatten().cpu().numpy()
             self.bleurt_threshold = best_threshold(raw, labels)[0]
@@ -228,9 +226,9 @@ class BleurtJudge(JudgeModule):
         return {**super().judge_config(), "bleurt_threshold": self.bleurt_threshold}
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> "BleurtJudge":
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> BleurtJudge:
         folder = Path(folder)
-        config = json.loads((folder / JUDGE_FILE).read_text())
+        config = read_judge_config(folder, required=("class", "format", "threshold", "temperature"))
         saved = JudgeFormat.from_dict(config["format"])
         if format is not None:
             format.check_matches(saved, str(folder))

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from bertjudge import backbones
-from bertjudge.formats import Encoder, JudgeFormat
-from bertjudge.judges.base import JUDGE_FILE, JudgeModule
+from bertjudge.core.formats import Encoder, JudgeFormat
+from bertjudge.core.judge_file import read_judge_config
+from bertjudge.judges import backbones
+from bertjudge.judges.base import JudgeModule
 
 
 class EncoderJudge(JudgeModule):
@@ -19,7 +19,7 @@ class EncoderJudge(JudgeModule):
 
     Args:
         backbone: a hub id (resolved to an installed offline copy when one exists, see
-            ``bertjudge.backbones``) or a local folder with config, weights and tokenizer.
+            ``bertjudge.judges.backbones``) or a local folder with config, weights and tokenizer.
         num_labels: 1 (one logit, BCE; ours) or 2 (two logits, score = sigmoid(l1 - l0), as the
             authors' published checkpoints).
         dropout: overrides the backbone's hidden/attention dropout when given.
@@ -81,10 +81,10 @@ class EncoderJudge(JudgeModule):
         self.tokenizer.save_pretrained(folder)
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> "EncoderJudge":
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> EncoderJudge:
         """Load an exported judge; refuse a format other than the one it was trained with."""
         folder = Path(folder)
-        config = json.loads((folder / JUDGE_FILE).read_text())
+        config = read_judge_config(folder, required=("class", "format", "threshold", "temperature"))
         saved = JudgeFormat.from_dict(config["format"])
         if format is not None:
             format.check_matches(saved, str(folder))

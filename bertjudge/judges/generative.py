@@ -11,7 +11,6 @@ alone. *Reasoning* mode: greedy generation of a short reasoning, then the parsed
 from __future__ import annotations
 
 import copy
-import json
 import math
 import os
 from pathlib import Path
@@ -19,9 +18,11 @@ from pathlib import Path
 import torch
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-from bertjudge import backbones
-from bertjudge.formats import Encoder, JudgeFormat
-from bertjudge.judges.base import JUDGE_FILE, Collator, JudgeModule
+from bertjudge.core.collate import Collator
+from bertjudge.core.formats import Encoder, JudgeFormat
+from bertjudge.core.judge_file import read_judge_config
+from bertjudge.judges import backbones
+from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, parse_verdict, prompt_text
 
 
@@ -126,7 +127,7 @@ class GenerativeJudge(JudgeModule):
 
     Args:
         backbone: a hub id (resolved to an installed offline copy when one exists, see
-            ``bertjudge.backbones``) or a local folder.
+            ``bertjudge.judges.backbones``) or a local folder.
         format: parts and truncation budgets of the prompt (default order QRC, 1024 tokens);
             ``markers`` is not used.
         mode: ``direct`` (verdict-token probability, trainable) or ``reasoning`` (generate, then parse;
@@ -188,12 +189,17 @@ class GenerativeJudge(JudgeModule):
         return generate(self.model, self.tokenizer, ids, mask, self.hparams.max_new_tokens)
 
     @torch.inference_mode()
-    def details(self, records: list[dict], batch_size: int = 8) -> list[dict]:
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 8) -> list[dict]:
         """Per record: ``output`` (reasoning mode), ``verdict``, ``unparsed`` and ``score``."""
         was_training = self.training
         self.eval()
         collate, rows = Collator(self.encoder), []
-        for start in range(0, len(records), batch_size):
+        starts = range(0, len(records), batch_size)
+        if progress:
+            from tqdm.auto import tqdm
+
+            starts = tqdm(starts, desc=f"judging with {self.name}", unit="batch")
+        for start in starts:
             batch = collate(records[start: start + batch_size])
             batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
             if self.mode == "direct":
@@ -228,10 +234,10 @@ class GenerativeJudge(JudgeModule):
                 "verdict_token_ids": self.encoder.verdict_ids}
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> "GenerativeJudge":
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> GenerativeJudge:
         """Load an exported judge; refuse another format or another prompt version than it was made with."""
         folder = Path(folder)
-        config = json.loads((folder / JUDGE_FILE).read_text())
+        config = read_judge_config(folder, required=("class", "format", "threshold", "temperature"))
         saved = JudgeFormat.from_dict(config["format"])
         if format is not None:
             format.check_matches(saved, str(folder))

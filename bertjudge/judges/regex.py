@@ -18,7 +18,6 @@ A row whose answer could not be extracted (or, for math, parsed) is flagged ``un
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import threading
@@ -26,11 +25,21 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.extract import (concluding_statement, extract_answer, is_prose, normalize_answer, option_letter,
-                               options_of, parse_options, qa_normalize, reference_recall)
-from bertjudge.judges.lists import ScoresLists
+from bertjudge.core.extract import (
+    concluding_statement,
+    extract_answer,
+    is_prose,
+    normalize_answer,
+    option_letter,
+    options_of,
+    parse_options,
+    qa_normalize,
+    reference_recall,
+)
+from bertjudge.core.judge_file import read_judge_config, write_judge_config
+from bertjudge.core.stats import best_threshold
+from bertjudge.judges.interface import BaseJudge
 
-JUDGE_FILE = "judge.json"
 MATH_TIMEOUT_S = 5
 MAX_MATH_CHARS = 500  # longer "answers" are not answers; they only slow sympy down
 # open QA: half of a reference's words named. Chosen on EVOUNA-TQ's train and val answers (never its test):
@@ -79,7 +88,7 @@ def math_equal(references: list[str], answer: str) -> tuple[bool, bool]:
     return result[0] if result else (False, False)
 
 
-class RegexJudge(ScoresLists):
+class RegexJudge(BaseJudge):
     """Rule-based judge; ``score_records`` returns P(correct) in {0., 1.}."""
 
     name = "regex"
@@ -138,16 +147,16 @@ class RegexJudge(ScoresLists):
             row["match"] = row["similarity"] >= self.threshold
         return row
 
-    def details(self, records: list[dict], progress: bool = False) -> list[dict]:
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
         """Per row: the extracted ``answer``, the ``unparsed`` flag, the ROUGE-L ``similarity``
-        (extraction and other rows, else None), ``match`` (the verdict) and ``score`` (0. or 1.)."""
+        (extraction and other rows, else None), ``match`` (the verdict, also as ``verdict``) and ``score`` (0. or 1.)."""
         if progress:
             from tqdm.auto import tqdm
 
             records = tqdm(records, desc="regex judge", unit="row")
         rows = [self._row(rec) for rec in records]
         for row in rows:
-            row["score"] = float(row["match"])
+            row["score"], row["verdict"] = float(row["match"]), bool(row["match"])
         return rows
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
@@ -156,8 +165,6 @@ class RegexJudge(ScoresLists):
 
     def fit_threshold(self, records: list[dict]) -> float:
         """Choose the ROUGE-L threshold maximizing accuracy on labelled extraction/other rows; store it."""
-        from bertjudge.calibration import best_threshold
-
         rows = [(row["similarity"], rec["label"]) for rec, row in zip(records, self.details(records))
                 if row["similarity"] is not None and rec.get("label") is not None and rec.get("category") != "open_qa"]
         if not rows:
@@ -170,23 +177,20 @@ class RegexJudge(ScoresLists):
         return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "name": self.name,
                 "threshold": self.threshold, "temperature": self.temperature, "version": self.version}
 
-    def save(self, path: str | os.PathLike) -> Path:
-        folder = Path(path)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / JUDGE_FILE).write_text(json.dumps(self.config(), indent=2) + "\n")
-        return folder
+    def export(self, folder: str | os.PathLike) -> Path:
+        """Save the threshold (fitted by ``fit_threshold``) as a judge folder."""
+        write_judge_config(folder, self.config())
+        return Path(folder)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "RegexJudge":
-        config = json.loads((Path(path) / JUDGE_FILE).read_text())
-        if not config.get("class", "").endswith("RegexJudge") and config.get("class") != "regex":
-            raise ValueError(f"{path}: {JUDGE_FILE} describes a {config.get('class')!r} judge, not a regex judge")
+    def from_export(cls, folder: str | os.PathLike, format=None) -> RegexJudge:
+        config = read_judge_config(folder, required=("class", "threshold"))
+        if not config["class"].endswith("RegexJudge") and config["class"] != "regex":
+            raise ValueError(f"{folder}: judge.json describes a {config['class']!r} judge, not a regex judge")
         return cls(threshold=config["threshold"])
 
-    from_export = load  # what bertjudge.api.Judge.load calls for an exported folder
 
-
-class ContainsJudge(ScoresLists):
+class ContainsJudge(BaseJudge):
     """The plainest lexical baseline: correct when some reference, normalized (``extract.qa_normalize``:
     case, accents, punctuation and articles dropped), appears in the normalized candidate. Common for
     open QA ("reference contained in the answer"); ``Judge.load("contains")``."""
@@ -195,13 +199,13 @@ class ContainsJudge(ScoresLists):
     threshold = 0.5
     temperature = 1.0
 
-    def details(self, records: list[dict], progress: bool = False) -> list[dict]:
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
         """Per row: ``match`` and ``score`` (0. or 1.)."""
         rows = []
         for rec in records:
             text = qa_normalize(rec["candidate"])
             match = any(ref and ref in text for ref in map(qa_normalize, rec["references"]))
-            rows.append({"match": match, "unparsed": False, "score": float(match)})
+            rows.append({"match": match, "unparsed": False, "score": float(match), "verdict": match})
         return rows
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:

@@ -18,7 +18,7 @@ summary of every row they scored: per stage the rows seen and decided, the fract
 wall time, plus the compute saved — an *estimate*: the measured total wall time against the last
 stage's measured seconds per row × all rows (as if that stage had judged every row).
 
-``Judge.load`` builds them from a spec (see ``from_spec``)::
+``Judge.load`` builds them from a spec (``bertjudge.judges.loading.from_spec``)::
 
     hybrid:<judge>
     cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.judges.lists import ScoresLists
+from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.regex import RegexJudge
 
 RULES_ACCEPT = ("match", "parsed")
@@ -43,7 +43,7 @@ SPEC_HELP = ("'hybrid:<judge>' (regex where it parses, <judge> elsewhere) or "
              "(regex matches, then <judge> outside the band [LOW, HIGH] (default 0.2,0.8), then the expensive judge)")
 
 
-def _checked(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
+def checked_options(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
     if rules_accept not in RULES_ACCEPT:
         raise ValueError(f"rules must be one of {RULES_ACCEPT}, got {rules_accept!r}")
     low, high = map(float, band)
@@ -52,7 +52,7 @@ def _checked(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
     return rules_accept, (low, high)
 
 
-class CascadeJudge(ScoresLists):
+class CascadeJudge(BaseJudge):
     """Rules → ``model`` → optional ``expensive`` judge, by confidence (see the module docstring).
 
     Args:
@@ -69,7 +69,7 @@ class CascadeJudge(ScoresLists):
 
     def __init__(self, model, expensive=None, rules: RegexJudge | None = None, rules_accept: str = "match",
                  band: tuple[float, float] = (0.2, 0.8)):
-        self.rules_accept, self.band = _checked(rules_accept, band)
+        self.rules_accept, self.band = checked_options(rules_accept, band)
         self.model, self.expensive, self.rules = model, expensive, rules or RegexJudge()
         self.threshold = float(model.threshold)
         if expensive is not None and float(expensive.threshold) != self.threshold:
@@ -111,7 +111,7 @@ class CascadeJudge(ScoresLists):
         return unsure
 
     def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
-        """Per row: the deciding ``stage``, its ``score``, every stage's ``scores`` (the rules' is None
+        """Per row: the deciding ``stage``, its ``score`` and ``verdict``, every stage's ``scores`` (the rules' is None
         where they found no answer) and ``unparsed`` (the final score is NaN)."""
         rows = [{"stage": None, "score": math.nan, "scores": {}} for _ in records]
         start = time.perf_counter()
@@ -128,12 +128,17 @@ class CascadeJudge(ScoresLists):
             self._stage("expensive", self.expensive, records, rows, todo, batch_size, progress)
         for row in rows:
             row["unparsed"] = math.isnan(row["score"])
+            row["verdict"] = None if row["unparsed"] else bool(row["score"] >= self.threshold)
             self._counts[row["stage"]]["decided"] += 1
         return rows
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
         return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
+
+    def describe(self) -> dict:
+        """Name, kind, threshold and ``routing``: the rows each stage decided since the last reset."""
+        return {**super().describe(), "routing": self.routing}
 
     @property
     def routing(self) -> dict:
@@ -166,7 +171,7 @@ class HybridJudge(CascadeJudge):
         return f"hybrid({self.model.name})"
 
 
-def _split(spec: str) -> tuple[str, list[str], dict[str, str]]:
+def split_spec(spec: str) -> tuple[str, list[str], dict[str, str]]:
     """``kind:a,b?key=value&…`` -> (kind, [a, b], {key: value})."""
     kind, _, rest = spec.partition(":")
     body, _, query = rest.partition("?")
@@ -178,40 +183,11 @@ def is_routed(spec: str) -> bool:
     return spec.partition(":")[0] in KINDS and ":" in spec
 
 
-def from_spec(spec: str, format=None) -> CascadeJudge:
-    """A ``HybridJudge`` from ``hybrid:<judge>``, a ``CascadeJudge`` from
-    ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``; each ``<judge>`` is
-    any ``Judge.load`` spec (an exported folder, a zoo name). ``format`` is checked against the model's."""
-    from bertjudge.api import Judge
-
-    kind, judges, options = _split(spec)
-    allowed = {"hybrid": set(), "cascade": {"band", "rules"}}.get(kind)
-    counts = {"hybrid": (1,), "cascade": (1, 2)}.get(kind, ())
-    if allowed is None or len(judges) not in counts or not all(judges):
-        raise ValueError(f"{spec!r}: expected {SPEC_HELP}")
-    if set(options) - allowed:
-        raise ValueError(f"{spec!r}: unknown option(s) {sorted(set(options) - allowed)}; "
-                         f"{kind} accepts {sorted(allowed) or 'none'}")
-    try:  # checked before any judge is loaded
-        low, high = map(float, options.get("band", "0.2,0.8").split(","))
-    except ValueError:
-        raise ValueError(f"{spec!r}: band must be two numbers LOW,HIGH, got {options['band']!r}") from None
-    try:
-        rules_accept, band = _checked(options.get("rules", "match"), (low, high))
-    except ValueError as err:
-        raise ValueError(f"{spec!r}: {err}") from None
-    model = Judge.load(judges[0], format=format)
-    if kind == "hybrid":
-        return HybridJudge(model)
-    expensive = Judge.load(judges[1]) if len(judges) == 2 else None
-    return CascadeJudge(model, expensive, rules_accept=rules_accept, band=band)
-
-
 def short_spec(spec: str) -> str:
     """A short display name: each judge folder by its last path part (``cascade:judge,gen?band=…``)."""
     if not is_routed(spec):
         return Path(spec).name or spec
-    kind, judges, _ = _split(spec)
+    kind, judges, _ = split_spec(spec)
     query = spec.partition("?")[2]
     return f"{kind}:{','.join(Path(j).name or j for j in judges)}" + (f"?{query}" if query else "")
 

@@ -1,5 +1,5 @@
 """The paper's data pipeline: tasks → generate (candidates) → label (teachers) → build (mixture, OOD splits).
 
-Each stage reads and writes record files (``bertjudge.records``), so each can be run, inspected and
+Each stage reads and writes record files (``bertjudge.core.records``), so each can be run, inspected and
 replaced alone; ``lmeval`` imports lm-evaluation-harness outputs as records.
 """

@@ -23,20 +23,12 @@ and ``manifest.json`` with the rows per category → task → candidate model of
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
-import json
 import math
-import sys
 from collections import Counter
-from pathlib import Path
-
-import yaml
 
 from bertjudge.data.datamodule import apply_mixture
-from bertjudge.data.sources import load_sources
 from bertjudge.pipeline.tasks import digest
-from bertjudge.records import RecordError, write_records
 
 SPLITS = ("train", "val", "test", "ood_task", "ood_model", "ood_both")
 LEVELS = ("category", "task", "candidate_model")
@@ -175,29 +167,3 @@ def check_disjoint(splits: dict[str, list[dict]], families: list[str], tasks: se
     ids = [r["id"] for rows in splits.values() for r in rows]
     if len(ids) != len(set(ids)):
         raise AssertionError("a row is in two splits")
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge build", description=__doc__.split("\n\n")[0],
-                                     epilog="See the module docstring for the mix file.")
-    parser.add_argument("--in", dest="inputs", nargs="+", required=True, help="labelled record files or folders")
-    parser.add_argument("--mix", help="the mix file (YAML); default: everything to train")
-    parser.add_argument("--out", required=True, help="output folder")
-    args = parser.parse_args(argv)
-    try:
-        mix = (yaml.safe_load(Path(args.mix).read_text()) or {}) if args.mix else {}
-        splits, manifest = build(load_sources(args.inputs), mix)
-    except (RecordError, ValueError, FileNotFoundError) as err:
-        print(f"bertjudge build: error: {err}", file=sys.stderr)
-        return 1
-    out = Path(args.out)
-    for name, rows in splits.items():
-        if rows:
-            write_records(out / f"{name}.jsonl", rows)
-    manifest = {"inputs": args.inputs, **manifest}
-    (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    for name, info in manifest["splits"].items():
-        print(f"{name}: {info['rows']} rows ({info['positive']} correct)")
-    print(f"wrote {out}")
-    return 0
-

@@ -4,7 +4,7 @@ CHAMP (Mao, Kim and Zhou, 2024; ``pip install champ-dataset``, MIT; ``pip instal
 ships 270 competition math problems with reference answers and 19,440 conversations in which GPT-3.5,
 GPT-4, GPT-4 Turbo and PaLM 2 Medium solve them under 18 prompt variants (0-shot, 5-shot, part of the
 solution given, concepts and hints given…), without correctness labels. Each conversation becomes
-one record (the schema of ``bertjudge.records``):
+one record (the schema of ``bertjudge.core.records``):
 
 - ``question``: the problem text (the variant's extra context — concepts, hints, examples, part of
   the solution — is not repeated; ``meta.variant`` names it);
@@ -26,7 +26,7 @@ Labels come from rules, and only where rules are reliable (``label_source``
    possible value", "The limit exists and is equal to 2/3" and "2 inequalities" give their number).
    Text answers ("No"), expressions in n, relations, several values and other numbers with words
    ("100 (i.e., all values)": answers say "all", which rules cannot read) are left out;
-2. the final answer is extracted (``bertjudge.extract.extract_answer``) from the solution and,
+2. the final answer is extracted (``bertjudge.core.extract.extract_answer``) from the solution and,
    independently, from the summary, and each is compared with Math-Verify: equal, different, or
    undecided (nothing extracted, only the weak last-number rule, unparsable, or a decimal within 1%
    of the reference that is not equal to it — "0.333" for 1/3);
@@ -37,19 +37,19 @@ Labels come from rules, and only where rules are reliable (``label_source``
 
 from __future__ import annotations
 
-import argparse
 import cmath
 import hashlib
 import importlib.util
 import json
 import re
-import sys
 import threading
 from collections import Counter, defaultdict
 from fractions import Fraction
 from pathlib import Path
 
-from bertjudge.records import RecordError, normalize, write_records
+from bertjudge.core.extract import extract_answer
+from bertjudge.core.records import RecordError, normalize
+from bertjudge.judges.regex import math_equal
 
 TASK = "champ"
 LABEL_SOURCE = "rule:math-verify-confirmed"
@@ -150,8 +150,6 @@ def approximately(values: list[str], answer: str, rel: float = APPROX_REL) -> bo
 def rule_verdict(values: list[str], answer: str | None) -> int | None:
     """1 (Math-Verify-equal to a value), 0 (different) or None (no answer, words without a number,
     unparsable, or a close approximation that rules do not decide: "0.333" for 1/3)."""
-    from bertjudge.judges.regex import math_equal
-
     if not answer:
         return None
     if not re.search(r"\d|\\infty|\\pi|∞", answer) and re.search(r"[A-Za-z]{2,}", re.sub(r"\\[A-Za-z]+", "", answer)):
@@ -176,8 +174,6 @@ def mentions(values: list[str], text: str | None) -> bool:
 def label_conversation(values: list[str], solution: str, summary: str | None,
                        truncated: bool = False) -> tuple[int | None, dict]:
     """``(label, details)`` of one solution; ``details["left_out"]`` says why the label is None."""
-    from bertjudge.extract import extract_answer
-
     answer, rule = extract_answer(solution)
     summary_answer, summary_rule = extract_answer(summary) if summary else (None, None)
     details = {"answer": answer, "answer_rule": rule, "summary_answer": summary_answer,
@@ -216,7 +212,7 @@ def default_source() -> Path:
     spec = importlib.util.find_spec("champ_dataset")  # located without importing it
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError("champ-dataset is not installed: pip install 'bertjudge[real]' "
-                                "(or champ-dataset==1.0.0), or pass --source v0.json")
+                                "(or champ-dataset==1.0.0), or pass --input v0.json")
     return Path(next(iter(spec.submodule_search_locations))) / "dataset_files" / "v0.json"
 
 
@@ -346,7 +342,7 @@ def balanced_sample(records: list[dict], max_rows: int | None = None, seed: int 
     return [rec for rec in records if rec["id"] in chosen]
 
 
-# ---------------------------------------------------------------- report and command
+# ---------------------------------------------------------------- report
 
 def source_info(source: str | Path | None) -> dict:
     """Where the conversations came from: the file, its sha256 and, by default, the package version."""
@@ -380,69 +376,3 @@ def report(records: list[dict], skipped: Counter, source: dict | None = None) ->
             "variants": {v: counts(r) for v, r in sorted(by_variant.items())},
             "splits": {s: {**counts(r), "problems": len({x["meta"]["problem"] for x in r})}
                        for s, r in sorted(by_split.items())}}
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bertjudge champ", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=(
-            "Real LLM solutions of competition math (CHAMP: 270 problems; GPT-3.5, GPT-4, GPT-4 Turbo and\n"
-            "PaLM 2 Medium under 18 prompt variants) as records: the candidate is the model's solution turn,\n"
-            "its one-sentence summary is kept in meta.summary. Labels (rule:math-verify-confirmed) only where\n"
-            "the reference is an exact value and the final answers extracted from the solution and from the\n"
-            "summary agree under Math-Verify; every other row is left out and counted by reason. Splits\n"
-            "train/val/test (70/10/20) by problem. Needs champ-dataset (pip install 'bertjudge[real]') or --source."
-        ),
-        epilog="Example (the repository's data/real/champ-rule-v2.jsonl.gz): python -m bertjudge champ "
-               "--out data/real/champ-rule-v2.jsonl.gz --balance --report data/real/champ-rule-v2.report.json. "
-               "Read the rules in the module docstring (bertjudge/pipeline/champ.py).",
-    )
-    parser.add_argument("--out", required=True, help="output record file (.jsonl, .jsonl.gz or .parquet)")
-    parser.add_argument("--source", help="a CHAMP v0.json-format file (default: the installed champ-dataset's)")
-    parser.add_argument("--models", nargs="+", help="only these models (GPT-3.5, GPT-4, 'GPT-4 Turbo', 'PaLM 2 Medium')")
-    parser.add_argument("--variants", nargs="+", help="only these prompt variants ('0-Shot', '5-Shot', …)")
-    parser.add_argument("--keep-unlabelled", action="store_true",
-                        help="also write the rows left out, with a null label and the reason in meta.left_out "
-                             "(to label them with another teacher)")
-    parser.add_argument("--balance", action="store_true",
-                        help="keep as many correct as wrong solutions per model (round robin over problems)")
-    parser.add_argument("--max-rows", type=int, help="with --balance: at most N labelled rows, shared equally by models")
-    parser.add_argument("--seed", type=int, default=0, help="with --balance: sampling seed (default 0)")
-    parser.add_argument("--report", help="write the counts as JSON here too")
-    args = parser.parse_args(argv)
-    try:
-        records, skipped = convert(load(args.source), args.models, args.variants, args.source or "champ-dataset")
-        if not records:
-            raise RecordError("no conversations matched (check --models and --variants)")
-        records = label_records(records)
-        summary = report(records, skipped, source_info(args.source))
-        rows = [r for r in records if r["label"] is not None]
-        if args.balance:
-            rows = balanced_sample(rows, args.max_rows, args.seed)
-        elif args.max_rows:
-            raise ValueError("--max-rows goes with --balance")
-        if args.keep_unlabelled:
-            kept = {r["id"] for r in rows}
-            rows = [r for r in records if r["id"] in kept or r["label"] is None]
-        if not rows:
-            raise RecordError("no rows to write: no conversation could be labelled by rules")
-        write_records(args.out, rows)
-    except (RecordError, FileNotFoundError, ValueError) as err:
-        print(f"bertjudge champ: error: {err}", file=sys.stderr)
-        return 1
-    summary["written"] = report(rows, Counter())
-    del summary["written"]["skipped_conversations"], summary["written"]["source"], summary["written"]["label_source"]
-    if args.report:
-        Path(args.report).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.report).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
-    total = summary["total"]
-    print(f"{total['rows']} solutions ({sum(skipped.values())} conversations skipped); {total['labelled']} labelled "
-          f"({total['fraction_labelled']:.1%}), {total['fraction_correct']:.1%} correct")
-    for reason, n in summary["left_out"].items():
-        print(f"  left out: {n:6d}  {reason}")
-    for model, c in summary["models"].items():
-        print(f"  {model:<14} {c['rows']:6d} rows, {c['labelled']:5d} labelled, {c['fraction_correct']:.1%} correct")
-    written = summary["written"]["total"]
-    print(f"wrote {written['rows']} rows ({written['labelled']} labelled, {written['fraction_correct']:.1%} correct) "
-          f"to {args.out}")
-    return 0

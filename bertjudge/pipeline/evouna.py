@@ -17,13 +17,11 @@ annotators marked ``improper`` are left out. ``split`` is train / val / test by 
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
-import sys
 from pathlib import Path
 
-from bertjudge.records import RecordError, make_id, normalize, write_records
+from bertjudge.core.records import RecordError, make_id, normalize
 
 SYSTEMS = {  # EVOUNA's key suffix -> the system that answered
     "fid": "FiD (DPR+FiD)", "gpt35": "GPT-3.5", "chatgpt": "ChatGPT-3.5", "gpt4": "GPT-4", "newbing": "Bing Chat",
@@ -85,26 +83,3 @@ def read_evouna(path: str | Path, dataset: str | None = None) -> list[dict]:
                 "meta": {"item": index, "system": key, "source": f"EVOUNA/{path.name}"},
             }, where))
     return out
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge import-evouna", description=__doc__.split("\n\n")[0],
-                                     epilog="Example: python -m bertjudge import-evouna --input QA-Eval/EVOUNA/TQ.json "
-                                            "--output data/real/evouna-tq-v1.jsonl.gz")
-    parser.add_argument("--input", required=True, help="EVOUNA's TQ.json or NQ.json")
-    parser.add_argument("--output", required=True, help="the records file to write (.jsonl, .jsonl.gz or .parquet)")
-    parser.add_argument("--dataset", help="the task suffix: evouna-<dataset> (default: the file name, e.g. tq)")
-    args = parser.parse_args(argv)
-    try:
-        records = read_evouna(args.input, args.dataset)
-    except RecordError as err:
-        print(f"bertjudge import-evouna: error: {err}", file=sys.stderr)
-        return 1
-    write_records(args.output, records)
-    by_split = {s: [r for r in records if r["split"] == s] for s in SPLIT_PERCENT}
-    for split, rows in by_split.items():
-        questions = len({r["question"] for r in rows})
-        correct = sum(r["label"] for r in rows) / max(len(rows), 1)
-        print(f"{split}: {len(rows)} answers to {questions} questions, {correct:.1%} correct")
-    print(f"wrote {len(records)} records to {args.output}")
-    return 0

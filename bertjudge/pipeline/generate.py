@@ -7,7 +7,7 @@ model's chat template. A model that thinks (``<think>…</think>``) keeps only t
 thinking as candidate (an unfinished thought leaves an empty candidate); the raw output is kept in
 ``meta.raw``.
 
-One file per task, split, model, variant and temperature: ``OUT/<task>.<split>.<model>.<variant>.jsonl``
+One file per task, split, model, variant and temperature: ``OUTPUT/<task>.<split>.<model>.<variant>.jsonl``
 (``….<variant>.t0.7.jsonl`` when sampled). Each record's id derives from task, item, model, variant and
 temperature, so a rerun skips what is done: answers are
 appended to ``<file>.partial`` as they come, and the final file replaces it in one rename.
@@ -15,14 +15,14 @@ appended to ``<file>.partial`` as they come, and the final file replaces it in o
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
-from bertjudge.pipeline.tasks import VARIANTS, Task, digest, get_task
-from bertjudge.records import RecordError, make_id, read_partial, read_records, write_records
+from bertjudge.core.records import RecordError, make_id, read_partial, read_records, write_records
+from bertjudge.judges import backbones
+from bertjudge.judges.backends import OpenAIBackend, TransformersBackend
+from bertjudge.pipeline.tasks import Task, digest
 
 THINK_START, THINK_END = "<think>", "</think>"
 
@@ -46,8 +46,6 @@ class VLLMBackend:
             raise ImportError("the vllm backend needs `pip install vllm` (and a GPU)")
         from vllm import LLM
 
-        from bertjudge import backbones
-
         self.name, self.thinking = model, thinking
         self.llm = LLM(model=backbones.resolve(model), dtype=dtype or "auto")
 
@@ -68,8 +66,6 @@ def candidate_backend(model: str, backend: str = "auto", server: str | None = No
                  dtype: str | None = None, thinking: bool = False):
     """An OpenAI-compatible client when ``server`` is given, else vLLM or transformers (``auto``: vLLM
     when installed and CUDA is available)."""
-    from bertjudge.judges.backends import OpenAIBackend, TransformersBackend
-
     if server:
         return OpenAIBackend(server, model)
     if backend == "auto":
@@ -146,46 +142,3 @@ def generate_file(backend, task: Task, items: list[dict], variant: str, split: s
         write_records(path, done.values())
     partial.unlink()
     return path
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge generate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", required=True, help="hub id or local folder (or the name a --server knows)")
-    parser.add_argument("--model-name", help="the candidate_model to record (default: --model, a folder's name)")
-    parser.add_argument("--tasks", nargs="+", required=True, help="task names or JSONL/Parquet files of "
-                        "(question, reference[s]) rows")
-    parser.add_argument("--category", help="category of file tasks (default: from the file name, else 'other')")
-    parser.add_argument("--variant", nargs="+", default=["soft"], choices=VARIANTS, help="answer-format instruction(s)")
-    parser.add_argument("--split", default="test", help="train or test (default test)")
-    parser.add_argument("--data-dir", help="local copies of the datasets (offline); default: the hub")
-    parser.add_argument("--limit", type=int, help="at most this many items per task (a seeded sample)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", required=True, help="output folder")
-    parser.add_argument("--server", help="OpenAI-compatible API root, e.g. http://localhost:8000/v1")
-    parser.add_argument("--backend", choices=("auto", "transformers", "vllm"), default="auto")
-    parser.add_argument("--batch-size", type=int, default=8, help="local prompts per forward pass")
-    parser.add_argument("--dtype", help="local weights dtype, e.g. bfloat16")
-    parser.add_argument("--thinking", action="store_true", help="enable thinking in the chat template (Qwen3)")
-    parser.add_argument("--max-new-tokens", type=int, default=2048)
-    parser.add_argument("--temperature", type=float, nargs="+", default=[0.0],
-                        help="decoding temperature(s): 0 is greedy (default), above 0 samples (seeded by --seed)")
-    parser.add_argument("--chunk-size", type=int, default=64, help="answers per partial-file flush")
-    parser.add_argument("--no-progress", action="store_true")
-    args = parser.parse_args(argv)
-    model_name = args.model_name or (Path(args.model).name if Path(args.model).exists() else args.model)
-    try:
-        tasks = [get_task(spec, args.category) for spec in args.tasks]
-        work = [(task, task.items(args.split, args.data_dir, args.limit, args.seed)) for task in tasks]
-        backend = candidate_backend(args.model, args.backend, args.server, args.batch_size, args.dtype, args.thinking)
-        for task, items in work:
-            for variant in args.variant:
-                for temperature in args.temperature:
-                    path = generate_file(backend, task, items, variant, args.split, model_name, Path(args.out),
-                                         args.max_new_tokens, args.chunk_size, progress=not args.no_progress,
-                                         temperature=temperature, seed=args.seed)
-                    print(f"{task.name}/{variant}/t={temperature:g}: {len(items)} items → {path}")
-    except (RecordError, ValueError, FileNotFoundError, ImportError) as err:
-        print(f"bertjudge generate: error: {err}", file=sys.stderr)
-        return 1
-    return 0
-

@@ -17,20 +17,22 @@ interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bertjudge.records import (
+from bertjudge.core.extract import final_answer, normalize_answer
+from bertjudge.core.records import (
     RecordError,
     is_record_file,
     read_partial,
     read_records,
     write_records,
 )
+from bertjudge.judges.backends import OpenAIBackend, PromptedJudge, TransformersBackend
+from bertjudge.judges.prompt import PROMPT_VERSION
+from bertjudge.judges.regex import RegexJudge, math_equal
 
 RULES = ("math-verify", "exact-match", "regex")
 REPORT_FILE = "label_report.json"
@@ -54,9 +56,6 @@ class RuleTeacher:
         return {"teacher": self.source, "timestamp": _now(), **extra}
 
     def label(self, records: list[dict]) -> list[tuple[int, dict]]:
-        from bertjudge.extract import final_answer, normalize_answer
-        from bertjudge.judges.regex import RegexJudge, math_equal
-
         if self.rule == "regex":
             rows = RegexJudge(self.threshold).details(records)
             return [(int(r["match"]), {"answer": r["answer"], "invalid": r["unparsed"]}) for r in rows]
@@ -131,9 +130,6 @@ class LLMTeacher:
 
     def __init__(self, model: str, server: str | None = None, mode: str = "reasoning", max_new_tokens: int = 512,
                  batch_size: int = 8, revision: str | None = None, backend=None):
-        from bertjudge.judges.backends import OpenAIBackend, PromptedJudge, TransformersBackend
-        from bertjudge.judges.prompt import PROMPT_VERSION
-
         if backend is None:
             backend = (OpenAIBackend(server, model) if server
                        else TransformersBackend(model, batch_size=batch_size))
@@ -228,40 +224,3 @@ def input_files(paths: list[str]) -> list[Path]:
         raise RecordError(f"two inputs share a file name ({[k for k, n in names.items() if n > 1]}); "
                           "outputs are written under the input names")
     return files
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge label", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--teacher", required=True,
-                        help="rule:math-verify | rule:exact-match | rule:regex | human | llm:<model>")
-    parser.add_argument("--in", dest="inputs", nargs="+", required=True, help="record files or folders")
-    parser.add_argument("--out", required=True, help="output folder (one file per input, same name)")
-    parser.add_argument("--labels", help="human teacher: file of id → label")
-    parser.add_argument("--threshold", type=float, default=0.5, help="rule:regex ROUGE-L threshold (default 0.5)")
-    parser.add_argument("--server", help="llm teacher: OpenAI-compatible API root, e.g. http://localhost:8000/v1")
-    parser.add_argument("--mode", choices=("reasoning", "direct"), default="reasoning", help="llm teacher mode")
-    parser.add_argument("--max-new-tokens", type=int, default=512, help="llm teacher: generation bound")
-    parser.add_argument("--batch-size", type=int, default=8, help="llm teacher: local batch size")
-    parser.add_argument("--revision", help="llm teacher: model revision, recorded as provenance")
-    parser.add_argument("--chunk-size", type=int, default=256, help="rows per partial-file flush (resuming)")
-    args = parser.parse_args(argv)
-    try:
-        files = input_files(args.inputs)
-        inputs = {f: read_records(f) for f in files}  # validate everything before labelling anything
-        llm = ({"server": args.server, "mode": args.mode, "max_new_tokens": args.max_new_tokens,
-                "batch_size": args.batch_size, "revision": args.revision} if args.teacher.startswith("llm:") else {})
-        teacher = make_teacher(args.teacher, args.labels, args.threshold, **llm)
-        out, labelled = Path(args.out), []
-        for path, records in inputs.items():
-            labelled += label_file(teacher, records, out / path.name, args.chunk_size)
-    except (RecordError, ValueError, FileNotFoundError) as err:
-        print(f"bertjudge label: error: {err}", file=sys.stderr)
-        return 1
-    summary = report(labelled)
-    (out / REPORT_FILE).write_text(json.dumps(summary, indent=2) + "\n")
-    for task, counts in sorted(summary["tasks"].items()):
-        print(f"{task}: {counts['rows']} rows, {counts['labelled']} labelled, {counts['positive']} correct, "
-              f"{counts['invalid']} invalid")
-    print(f"invalid-output rate {summary['invalid_rate']:.1%}; wrote {len(inputs)} files and {REPORT_FILE} to {out}")
-    return 0
-

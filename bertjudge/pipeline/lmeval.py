@@ -12,15 +12,13 @@ Log-likelihood tasks (multiple choice scored without generating text) have no ca
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
 
+from bertjudge.core.extract import boxed
+from bertjudge.core.records import RecordError, make_id, normalize
 from bertjudge.data.sources import category_of
-from bertjudge.extract import boxed
-from bertjudge.records import RecordError, make_id, normalize, write_records
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
 BINARY_METRICS = ("exact_match", "acc", "em", "exact", "correct")
@@ -114,6 +112,7 @@ def read_samples(path: str | Path, model: str | None = None, filter_name: str | 
 
 
 def sample_files(paths: list[str]) -> list[Path]:
+    """The samples files of the given files and folders (folders searched recursively)."""
     files = []
     for path in map(Path, paths):
         found = sorted(p for p in path.rglob("samples_*.jsonl")) if path.is_dir() else [path]
@@ -121,33 +120,3 @@ def sample_files(paths: list[str]) -> list[Path]:
             raise RecordError(f"{path}: no samples_*.jsonl files under this folder")
         files += found
     return files
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge import-lmeval", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--in", dest="inputs", nargs="+", required=True,
-                        help="samples_<task>_<timestamp>.jsonl files or folders holding them (searched recursively)")
-    parser.add_argument("--out", required=True, help="output folder: one <task>.<model>.<timestamp>.jsonl per samples file")
-    parser.add_argument("--model", help="the candidate model (default: from the folder lm-eval wrote into)")
-    parser.add_argument("--filter", help="which lm-eval filter's metric labels the row (default: the first listed)")
-    parser.add_argument("--metric", help="the 0/1 metric to label with (default: the first of the row's metrics)")
-    parser.add_argument("--category", help="the category of every task (default: from the task name)")
-    args = parser.parse_args(argv)
-    out = Path(args.out)
-    try:
-        results = [(f, *read_samples(f, args.model, args.filter, args.metric, args.category))
-                   for f in sample_files(args.inputs)]
-        for path, records, skipped in results:
-            if skipped:
-                print(f"{path.name}: skipped {skipped} documents without generated text (log-likelihood task)")
-            if records:
-                model = records[0]["candidate_model"].replace("/", "--")
-                name = f"{records[0]['task']}.{model}.{SAMPLES.match(path.name)['time']}.jsonl"
-                write_records(out / name, records)
-                labelled = sum(r["label"] is not None for r in records)
-                print(f"{path.name}: {len(records)} records ({labelled} labelled) → {out / name}")
-    except (RecordError, FileNotFoundError) as err:
-        print(f"bertjudge import-lmeval: error: {err}", file=sys.stderr)
-        return 1
-    return 0
-

@@ -18,12 +18,12 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
+from bertjudge.core.extract import boxed
 from bertjudge.data.sources import category_of
-from bertjudge.extract import boxed
 
 VARIANTS = ("free", "soft", "strict")
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"

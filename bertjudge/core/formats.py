@@ -13,6 +13,18 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from bertjudge.core.extract import (
+    concluding_statement,
+    extract_answer,
+    first_sentence,
+    fmt,
+    number_value,
+    options_of,
+    parse_options,
+    qa_normalize,
+    reference_recalls,
+)
+
 PARTS = {"Q": "question", "C": "candidate", "A": "answer", "R": "reference"}  # A: for open_qa rows, a
 # marked answer ("Final answer:", \\boxed{}) or else the candidate's first sentence
 DEFAULT_MARKERS = {
@@ -113,13 +125,13 @@ class JudgeFormat:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "JudgeFormat":
+    def from_dict(cls, data: dict) -> JudgeFormat:
         unknown = set(data) - set(cls.__dataclass_fields__)
         if unknown:
             raise FormatError(f"unknown format fields: {sorted(unknown)}")
         return cls(**data)
 
-    def check_matches(self, saved: "JudgeFormat", where: str) -> None:
+    def check_matches(self, saved: JudgeFormat, where: str) -> None:
         """Refuse to use a checkpoint with another format than it was trained with."""
         if self != saved:
             diff = {k: (v, getattr(saved, k)) for k, v in self.to_dict().items() if v != getattr(saved, k)}
@@ -129,8 +141,6 @@ class JudgeFormat:
 def with_option_texts(references: list[str], question: str | None) -> list[str]:
     """References that are option labels of the question's options, with the option's text:
     ["E"] → ["E) blue"]; a reference that repeats an expanded option's text is dropped."""
-    from bertjudge.extract import parse_options
-
     options = dict(zip(*parse_options(question or "")))
     out, expanded = [], set()
     for ref in references:
@@ -147,8 +157,6 @@ def with_option_texts(references: list[str], question: str | None) -> list[str]:
 def ranked_references(candidate: str, references: list[str], limit: int) -> list[str]:
     """The ``limit`` references sharing the largest share of their words with the candidate (ties in
     listed order), without repeats of one normal form."""
-    from bertjudge.extract import qa_normalize, reference_recalls
-
     unique = list({qa_normalize(r) or r: r for r in reversed(references)}.values())[::-1]
     recalls = reference_recalls(candidate, unique)
     ranked = sorted(range(len(unique)), key=lambda i: (-recalls[i], i))
@@ -208,14 +216,10 @@ class Encoder:
                 else record["references"]),
         }
         if "A" in self.format.order and record.get("category") == "open_qa":
-            from bertjudge.extract import extract_answer, first_sentence
-
             answer, how = extract_answer(record["candidate"])  # a marked answer, else the opening sentence:
             texts["answer"] = answer if how in ("final-answer", "boxed") else first_sentence(record["candidate"])
             texts["answer"] = texts["answer"] or NO_ANSWER  # not a stray number ("1972") of a paragraph
         elif "A" in self.format.order:
-            from bertjudge.extract import concluding_statement, extract_answer, fmt, number_value, options_of
-
             answer, how = extract_answer(record["candidate"], options_of(record))
             statement = concluding_statement(record["candidate"]) \
                 if how == "last-number" and self.format.answer_statement else None

@@ -23,23 +23,28 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import datetime
-import fnmatch
+import hashlib
 import json
 import math
 import os
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 
-from bertjudge.formats import Encoder, JudgeFormat
+from bertjudge.core.formats import Encoder, JudgeFormat
+from bertjudge.core.records import RECORD_SUFFIXES, read_records
+from bertjudge.data.corpus import generate
+from bertjudge.judges import backbones
+from bertjudge.judges.loading import Judge
+from bertjudge.judges.prompt import prompt_text
+from bertjudge.judges.regex import RegexJudge
+from bertjudge.zoo import registry as zoo
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(".")  # the project checkout bench runs in: its CSVs, plot and real test set
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 QUOTED_FILE = ROOT / "benchmarks" / "quoted.csv"
 PARETO_PNG = ROOT / "benchmarks" / "pareto.png"
@@ -318,8 +323,6 @@ class Subject:
 def default_subjects(registry=None, folders=()) -> list[Subject]:
     """The regex judge, every registry entry with a known architecture, exported judge folders
     (``runs/quickstart/judge`` when it exists) and the encoder and generative baselines."""
-    from bertjudge import zoo
-
     subjects, built = [Subject("regex.v1", "regex")], set()
     for name, entry in zoo.load_registry(registry).items():
         if entry["build"]:  # the project's own judges: measured from their exported folder once built
@@ -362,10 +365,6 @@ class EvalSet:
 
 def load_eval_set(path=None) -> EvalSet | None:
     """The records of ``path`` (default ``data/real/real-test-v1.jsonl.gz``), or None when it is absent."""
-    import hashlib
-
-    from bertjudge.records import RECORD_SUFFIXES, read_records
-
     path = Path(path or EVAL_FILE)
     if not path.is_file():
         return None
@@ -373,19 +372,14 @@ def load_eval_set(path=None) -> EvalSet | None:
     return EvalSet(name, hashlib.sha256(path.read_bytes()).hexdigest(), read_records(path))
 
 
-def eval_records(n: int, seed: int) -> list[dict] | None:
-    """The labelled embedded test split (for token lengths), or None when the corpus module is not available."""
-    try:
-        from bertjudge.data.corpus import generate
-    except ImportError:
-        return None
+def eval_records(n: int, seed: int) -> list[dict]:
+    """The labelled embedded test split (for token lengths)."""
     return generate("test", n, seed)
 
 
-def _proxy_tokenizer():
+def proxy_tokenizer():
+    """The tokenizer that measures the token length of architectures without a trained judge."""
     from transformers import AutoTokenizer
-
-    from bertjudge import backbones
 
     return AutoTokenizer.from_pretrained(backbones.resolve(PROXY_TOKENIZER))
 
@@ -393,8 +387,6 @@ def _proxy_tokenizer():
 def median_tokens(records, tokenizer, subject: Subject) -> int:
     """Median token length of ``records`` as ``subject`` reads them (generative: the judging prompt)."""
     if subject.kind in ("direct", "reasoning"):
-        from bertjudge.judges.prompt import prompt_text
-
         encoder = Encoder(tokenizer, JudgeFormat(order="QCR", truncation="left", max_length=1 << 20))
         texts = [prompt_text(encoder.texts(r), ["question", "candidate", "reference"], subject.kind) for r in records]
         lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
@@ -451,8 +443,6 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     row = {"name": subject.name, "judge_kind": subject.kind, "architecture": subject.architecture or "", **env}
     if subject.kind == "regex":
-        from bertjudge.judges.regex import RegexJudge
-
         judge = RegexJudge()
         row.update(weights="none", flops=0, notes="rules only, no neural network: 0 FLOPs")
         if not records:
@@ -467,17 +457,15 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
 
     judge = None
     if subject.folder is not None:
-        from bertjudge.api import Judge
-
         judge = Judge.load(str(subject.folder))
         tokenizer_used, config = judge.tokenizer, judge.model.config
         folder = Path(subject.folder).resolve()
-        shown = folder.relative_to(ROOT) if folder.is_relative_to(ROOT) else folder  # no machine paths
+        shown = folder.relative_to(Path.cwd()) if folder.is_relative_to(Path.cwd()) else folder  # no machine paths
         row.update(config_source=str(shown), weights="trained (exported judge)")
     else:
         arch = ARCHITECTURES[subject.architecture]
-        tokenizer_used, config = tokenizer or _proxy_tokenizer(), arch.make_config()
-        row.update(config_source=f"{arch.hub_id} (config written in bertjudge.bench)",
+        tokenizer_used, config = tokenizer or proxy_tokenizer(), arch.make_config()
+        row.update(config_source=f"{arch.hub_id} (config written in bertjudge.evaluation.bench)",
                    weights="random (exact architecture)")
     if records:
         row["tokens"] = median_tokens(records, tokenizer_used, subject)
@@ -728,88 +716,3 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
 def flops_ratio(rows: list[dict], big: str = "qwen3-14b.direct", small: str = "eurobert-210m.bertjudge") -> float | None:
     flops = {r["name"]: _float(r["flops"]) for r in rows}
     return flops[big] / flops[small] if flops.get(big) and flops.get(small) else None
-
-
-# --- the command ------------------------------------------------------------------------------------
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge bench", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="measure judges and baselines, write benchmarks/results/*.csv")
-    run.add_argument("--only", nargs="*", help="names or glob patterns to measure (default: all)")
-    run.add_argument("--judge", action="append", default=[], help="an exported judge folder (repeatable)")
-    run.add_argument("--registry", help="registry file (default zoo/registry.yaml)")
-    run.add_argument("--device", default="auto", help="cpu, cuda or auto (cpu, and cuda when present)")
-    run.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
-    run.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
-    run.add_argument("--seed", type=int, default=0)
-    run.add_argument("--eval", help="labelled records the accuracy is measured on, every row "
-                                    "(default data/real/real-test-v1.jsonl.gz)")
-    run.add_argument("--reasoning-tokens", type=int, default=REASONING_TOKENS)
-    run.add_argument("--max-timed-params", type=float, default=3e9, help="time only models smaller than this")
-    run.add_argument("--no-timing", action="store_true", help="count FLOPs only")
-    run.add_argument("--results", help="results folder (default benchmarks/results)")
-    pareto = sub.add_parser("pareto", help="the Pareto table and plot from the results files")
-    pareto.add_argument("--results", help="results folder (default benchmarks/results)")
-    pareto.add_argument("--table", default="cost-cpu-fp32", help="the cost file to plot (prefix of its name)")
-    pareto.add_argument("--out", default=str(PARETO_PNG))
-    sub.add_parser("archs", help="list the architectures costed and their sources")
-    args = parser.parse_args(argv)
-    if args.command == "archs":
-        for key, arch in ARCHITECTURES.items():
-            print(f"{key:<16} {arch.kind:<8} {arch.hub_id}")
-        return 0
-    if args.command == "pareto":
-        tables = result_tables(args.results)
-        title = next((t for t in tables if t.startswith(args.table)), None)
-        if title is None:
-            print(f"bench: no results file starting with {args.table!r} in {args.results or RESULTS_DIR}",
-                  file=sys.stderr)
-            return 1
-        print(markdown_table(tables[title]))
-        _print_ratio(tables[title])
-        print(f"wrote {plot_pareto(tables[title], args.out)}")
-        return 0
-    return _run(args)
-
-
-def _print_ratio(rows: list[dict]) -> None:
-    ratio = flops_ratio(rows)
-    if ratio:
-        print(f"FLOPs(qwen3-14b.direct) / FLOPs(eurobert-210m.bertjudge) = {ratio:.0f}")
-
-
-def _run(args) -> int:
-    import torch
-
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) if args.device == "auto" else [args.device]
-    subjects = default_subjects(args.registry, args.judge)
-    if args.only:
-        subjects = [s for s in subjects if any(fnmatch.fnmatch(s.name, pattern) for pattern in args.only)]
-    if not subjects:
-        print(f"bench: no subject matches {args.only}", file=sys.stderr)
-        return 1
-    records = eval_records(args.n, args.seed)
-    if records is None:
-        print(f"bench: bertjudge.data.corpus is not available; lengths default to {DEFAULT_TOKENS} tokens",
-              file=sys.stderr)
-    eval_set = load_eval_set(args.eval)
-    if eval_set is None:
-        if args.eval:
-            print(f"bench: {args.eval}: no such file", file=sys.stderr)
-            return 1
-        print(f"bench: {EVAL_FILE} not found; no accuracy is measured", file=sys.stderr)
-    tokenizer = _proxy_tokenizer()
-    for device in devices:
-        for subject in subjects:
-            print(f"[{device}] {subject.name} ...", file=sys.stderr, flush=True)
-            cost, accuracy = measure(subject, records, device, args.dtype, timing=not args.no_timing,
-                                     max_timed_params=args.max_timed_params, k=args.reasoning_tokens,
-                                     tokenizer=tokenizer, eval_set=eval_set)
-            print(f"    {_num(cost.get('flops'), 1e9, 4)} GFLOPs at {cost.get('tokens', '-')} tokens, "
-                  f"p50 {_num(cost.get('latency_p50_ms'))} ms", file=sys.stderr, flush=True)
-            [path] = write_results([cost], "cost", args.results)  # row by row: a failure keeps the others
-            if accuracy:
-                write_results([accuracy], "accuracy", args.results)
-        print(f"wrote {path} and its accuracy file")
-        _print_ratio(read_csv(path))
-    return 0

@@ -1,13 +1,14 @@
-"""The judge zoo: a hand-reviewed registry (``zoo/registry.yaml``) and its command.
+"""The judge zoo: a hand-reviewed registry (``bertjudge/zoo/registry.yaml``), pulls and verification.
 
-``python -m bertjudge zoo list|show|pull|publish|verify|readme``.
+The command is ``python -m bertjudge zoo list|show|pull|publish|verify|readme`` (``bertjudge.cli.zoo``);
+``publish`` and ``readme``, which measure judges or read the measurements, are in ``bertjudge.evaluation.publish``.
 
 - ``pull NAME`` downloads an entry into the cache (``$BERTJUDGE_CACHE``, default
   ``~/.cache/bertjudge``), refuses pickled weights, never downloads or runs code unless asked,
   checks every sha256 the registry lists, records the hashes of the rest (trust on first pull), and
   writes ``judge.json`` from the entry when the checkpoint has none (the authors' checkpoints), so
   that ``Judge.load(NAME)`` works.
-- ``publish FOLDER`` measures an exported judge (``bertjudge.bench``), adds the measured section to
+- ``publish FOLDER`` measures an exported judge (``bertjudge.evaluation.bench``), adds the measured section to
   its model card, copies it to a zoo location (a folder, or the Hugging Face Hub) and appends its
   entry, with the sha256 of every file, to the registry.
 - ``verify NAME`` re-hashes a pulled entry.
@@ -16,7 +17,6 @@
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
@@ -30,11 +30,11 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
-from bertjudge.formats import FormatError, JudgeFormat
+from bertjudge.core.formats import FormatError, JudgeFormat
+from bertjudge.core.version import __version__
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_REGISTRY = ROOT / "zoo" / "registry.yaml"
-DEFAULT_README = ROOT / "zoo" / "README.md"
+DEFAULT_REGISTRY = Path(__file__).with_name("registry.yaml")  # package data
+DEFAULT_README = Path("zoo") / "README.md"  # in the project checkout
 JUDGE_FILE = "judge.json"
 UNSAFE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$")
@@ -192,7 +192,7 @@ def manifest_path(folder: Path) -> Path:
     return folder.with_name(folder.name + ".manifest.json")
 
 
-def _refuse_pickles(folder: Path, where: str) -> None:
+def refuse_pickles(folder: Path, where: str) -> None:
     unsafe = [rel for rel in folder_files(folder) if rel.endswith(UNSAFE_SUFFIXES)]
     if unsafe:
         raise ZooError(f"{where}: refusing pickle files {unsafe} (they can run code when loaded); "
@@ -236,7 +236,7 @@ def _fetch_hf(name: str, repo: str, revision: str, dest: Path, trust_remote_code
                                      local_files_only=offline, token=token)
     except LocalEntryNotFoundError:
         raise ZooError(_hub_offline_message(name, repo, revision, cause)) from None
-    _copy_tree(Path(snapshot), dest, f"hf://{repo}@{revision}", skip=skip)
+    copy_tree(Path(snapshot), dest, f"hf://{repo}@{revision}", skip=skip)
 
 
 def _fetch_https(base: str, files: dict, dest: Path) -> None:
@@ -252,7 +252,7 @@ def _fetch_https(base: str, files: dict, dest: Path) -> None:
             raise ZooError(f"{base}/{rel}: download failed ({err})") from None
 
 
-def _copy_tree(src: Path, dest: Path, where: str, skip: tuple[str, ...] = ()) -> None:
+def copy_tree(src: Path, dest: Path, where: str, skip: tuple[str, ...] = ()) -> None:
     """Copy a judge folder (links followed), leaving out files ending in ``skip``; refuse pickles."""
     if not src.is_dir():
         raise ZooError(f"{where}: {src} is not a folder")
@@ -267,8 +267,6 @@ def _copy_tree(src: Path, dest: Path, where: str, skip: tuple[str, ...] = ()) ->
 
 
 def _registry_judge_config(name: str, entry: dict) -> dict:
-    from bertjudge import __version__
-
     return {"class": entry["class_path"], "format": JudgeFormat.from_dict(entry["format"]).to_dict(),
             "num_labels": entry["num_labels"], "threshold": entry["threshold"],
             "temperature": entry["temperature"], "bias": entry["bias"], "bertjudge_version": __version__,
@@ -277,9 +275,15 @@ def _registry_judge_config(name: str, entry: dict) -> dict:
 
 
 def file_source(entry: dict, registry: str | os.PathLike | None = None) -> Path:
-    """The folder of a file:// entry (a relative path is relative to the registry's folder)."""
+    """The folder of a file:// entry. A relative path is relative to the registry's folder, except in the
+    registry shipped with the package, whose entries name the project's own runs: relative to the
+    current directory (the project checkout)."""
     src = Path(parse_source(entry["source"])[1])
-    return src if src.is_absolute() else (registry_path(registry).resolve().parent / src).resolve()
+    if src.is_absolute():
+        return src
+    path = registry_path(registry).resolve()
+    base = Path.cwd() if path == DEFAULT_REGISTRY.resolve() else path.parent
+    return (base / src).resolve()
 
 
 def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str | os.PathLike | None = None,
@@ -294,13 +298,13 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
         if local_copy is not None:  # a copy of a hub snapshot: left out as a hub download would be
-            _copy_tree(Path(local_copy), tmp, name, skip=UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",)))
+            copy_tree(Path(local_copy), tmp, name, skip=UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",)))
         elif scheme == "file":
             src = file_source(entry, registry)
             if not src.is_dir() and entry["build"]:
                 raise ZooError(f"{name} is built on this machine, not downloaded: {src} does not exist yet; "
                                f"build it with `{entry['build']}`")
-            _copy_tree(src, tmp, name)
+            copy_tree(src, tmp, name)
         elif scheme == "hf":
             _fetch_hf(name, location, revision, tmp, trust_remote_code, token)
         else:
@@ -312,7 +316,7 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
             if expected is not None and hashes[rel] != expected:
                 raise ZooError(f"{name}: sha256 mismatch for {rel!r}: registry {expected}, got {hashes[rel]} "
                                "(the file was changed or corrupted; refusing it)")
-        if "auto_map" in _read_json(tmp / "config.json") and not trust_remote_code:
+        if "auto_map" in read_json(tmp / "config.json") and not trust_remote_code:
             print(f"{name}: the checkpoint's config names remote code (auto_map); it was not downloaded and "
                   "will not run (transformers' own implementation is used)", file=sys.stderr)
         wrote_config = not (tmp / JUDGE_FILE).is_file()
@@ -330,7 +334,7 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
     return folder
 
 
-def _read_json(path: Path) -> dict:
+def read_json(path: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
@@ -338,7 +342,7 @@ def verify(name: str, registry: str | os.PathLike | None = None) -> list[str]:
     """Problems found re-hashing a pulled entry against the registry and its pull manifest ([] = fine)."""
     entry = get_entry(name, registry)
     folder = cache_dir(name, entry)
-    manifest = _read_json(manifest_path(folder))
+    manifest = read_json(manifest_path(folder))
     if not folder.is_dir() or not manifest:
         raise ZooError(f"{name} is not pulled (no {folder}); run `python -m bertjudge zoo pull {name}`")
     expected = {**manifest["files"], **{k: v for k, v in entry["files"].items() if v is not None}}
@@ -350,8 +354,8 @@ def verify(name: str, registry: str | os.PathLike | None = None) -> list[str]:
     return problems
 
 
-# --- publish --------------------------------------------------------------------------------------
-def _append_entry(registry: Path, name: str, entry: dict) -> None:
+# --- writing entries ------------------------------------------------------------------------------
+def append_entry(registry: Path, name: str, entry: dict) -> None:
     """Append one entry as YAML text, keeping the hand-written comments of the file."""
     validate_entry(name, entry, str(registry))
     if registry.is_file() and name in load_registry(registry):
@@ -363,183 +367,3 @@ def _append_entry(registry: Path, name: str, entry: dict) -> None:
     tmp = registry.with_name(f".{registry.name}.tmp")
     tmp.write_text(text.rstrip("\n") + ("\n\n" if text.strip() else "") + block)
     os.replace(tmp, registry)
-
-
-def card_section(name: str, cost: dict, accuracy: dict | None) -> str:
-    """The measured section of a published judge's model card."""
-    lines = ["", "## Measured by `bertjudge zoo publish`", "", f"Zoo name: `{name}`.", "",
-             "| measure | value |", "|---|---|"]
-    for key in ("params", "tokens", "flops", "latency_p50_ms", "latency_p95_ms", "throughput_per_s",
-                "best_batch_size", "peak_mem_mb", "hardware", "dtype", "torch"):
-        if cost.get(key) not in (None, ""):
-            lines.append(f"| {key} | {cost[key]} |")
-    if accuracy:
-        lines.append(f"| accuracy ({accuracy['eval_set']}, n={accuracy['n']}) | {float(accuracy['accuracy']):.4f} |")
-    else:
-        lines.append("| accuracy | not measured (the embedded corpus is not available) |")
-    return "\n".join(lines) + "\n"
-
-
-def publish(path: str | os.PathLike, name: str, license: str, to: str, registry: str | os.PathLike | None = None,
-            token: str | None = None, n: int = 2000, seed: int = 0, architecture: str | None = None,
-            results_dir: str | os.PathLike | None = None, timing: bool = True) -> dict:
-    """Measure, card, copy and register an exported judge folder; returns the registry entry."""
-    from bertjudge import bench
-
-    src = Path(path)
-    config = _read_json(src / JUDGE_FILE)
-    if not config:
-        raise ZooError(f"{src}: not an exported judge folder (no {JUDGE_FILE})")
-    _refuse_pickles(src, str(src))
-    registry = registry_path(registry)
-    if registry.is_file() and name in load_registry(registry):
-        raise ZooError(f"{registry}: {name!r} is already registered; choose another tag")
-    validate_entry(name, {"class_path": config["class"], "source": "file://x", "format": config.get("format", {}),
-                          "license": license, "provenance": {}}, "publish")
-    cost, accuracy = bench.measure_judge_folder(src, name, n=n, seed=seed, architecture=architecture, timing=timing)
-    bench.write_results([cost], "cost", results_dir)
-    if accuracy:
-        bench.write_results([accuracy], "accuracy", results_dir)
-
-    with tempfile.TemporaryDirectory() as staging:
-        stage = Path(staging) / name
-        _copy_tree(src, stage, str(src))
-        card = stage / "README.md"
-        card.write_text((card.read_text() if card.is_file() else f"# {name}\n") + card_section(name, cost, accuracy))
-        files = hash_folder(stage)
-        if to.startswith("hf://"):
-            source, pinned = _upload(stage, to[5:], token, name), True
-        else:
-            dest = Path(to) / name
-            if dest.exists():
-                raise ZooError(f"{dest} exists; refusing to overwrite a published judge")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(stage, dest)
-            source, pinned = f"file://{dest.resolve()}", False
-    entry = {"class_path": config["class"], "source": source, "revision_pinned": pinned, "files": files,
-             "format": config["format"], "num_labels": config.get("num_labels", 1),
-             "threshold": config.get("threshold", 0.5), "temperature": config.get("temperature", 1.0),
-             **({"bias": config["bias"]} if config.get("bias") else {}),
-             "architecture": cost.get("architecture") or None, "license": license,
-             "description": f"Published from {src.resolve()} by bertjudge zoo publish.",
-             "provenance": config.get("provenance") or {"note": "the judge.json had no provenance"}}
-    _append_entry(registry, name, entry)
-    return entry
-
-
-def _upload(folder: Path, repo: str, token: str | None, name: str) -> str:
-    from huggingface_hub import HfApi
-
-    api = HfApi(token=token)
-    api.create_repo(repo, exist_ok=True)
-    commit = api.upload_folder(repo_id=repo, folder_path=folder, commit_message=f"bertjudge zoo publish {name}")
-    return f"hf://{repo}@{commit.oid}"
-
-
-# --- the README -----------------------------------------------------------------------------------
-def render_readme(registry: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None) -> str:
-    """zoo/README.md: the registry and the measured tables, generated from the CSVs."""
-    from bertjudge import bench
-
-    entries = load_registry(registry)
-    lines = ["# The bertjudge zoo", "",
-             ("<!-- generated by `python -m bertjudge zoo readme` from zoo/registry.yaml and "
-             "benchmarks/results/*.csv; do not edit by hand -->"), "",
-             ("Load any entry with `Judge.load(\"<name>\")` (pulled and verified on first use) or "
-             "`python -m bertjudge zoo pull <name>`."), "",
-             "## Entries", "", "| name | source | pinned | license | description |", "|---|---|---|---|---|"]
-    for name, e in entries.items():
-        lines.append(f"| `{name}` | `{e['source']}` | {'yes' if e['revision_pinned'] else 'no'} "
-                     f"| {e['license']} | {e['description']} |")
-    lines += ["", "## Cost and accuracy", "",
-              ("Measured with `python -m bertjudge bench run` (protocol: benchmarks/README.md). Rows without a "
-              "trained judge (tag `arch`, `direct`, `reasoning`) cost the architecture with random weights; token "
-              "lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
-              f"Accuracy is measured on the frozen real-output test set {bench.EVAL_SET} "
-              "(`data/real/real-test-v1.jsonl.gz`, every row: its 2,615 rows are 2,075 open QA, 180 multiple "
-              "choice, 180 extraction, 180 math), overall and per category, for the judges that run here. "
-              f"Accuracies measured on another set (the synthetic embedded test split, before) are not shown: "
-              f"such rows say \"not measured on {bench.EVAL_SET} yet\". An accuracy the authors quoted on their own "
-              "test set is shown in parentheses with its source; it is not comparable and is left out of the "
-              f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench.EVAL_SET} accuracy)."), ""]
-    tables = bench.result_tables(results_dir)
-    if not tables:
-        lines.append("No results yet: run `python -m bertjudge bench run`.")
-    for title, rows in tables.items():
-        lines += [f"### {title}", "", bench.markdown_table(rows), ""]
-    lines += ["![Pareto front](../benchmarks/pareto.png)", ""]
-    return "\n".join(lines)
-
-
-# --- the command ----------------------------------------------------------------------------------
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bertjudge zoo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--registry", help=f"registry file (default {DEFAULT_REGISTRY}, or $BERTJUDGE_REGISTRY)")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list the entries")
-    show = sub.add_parser("show", help="an entry, its cache state and its measured results")
-    show.add_argument("name")
-    pull_p = sub.add_parser("pull", help="download and verify an entry into the cache")
-    pull_p.add_argument("name")
-    pull_p.add_argument("--from", dest="local_copy", help="use this local copy of the entry's files (offline)")
-    pull_p.add_argument("--force", action="store_true", help="download again even when cached")
-    pull_p.add_argument("--trust-remote-code", action="store_true", help="also download the checkpoint's code")
-    pull_p.add_argument("--token", default=os.environ.get("HF_TOKEN"))
-    pub = sub.add_parser("publish", help="measure an exported judge, copy it to the zoo and register it")
-    pub.add_argument("path")
-    pub.add_argument("--name", required=True, help="the entry name, arch.tag (e.g. minilm-l6.embedded-v1)")
-    pub.add_argument("--license", required=True)
-    pub.add_argument("--to", required=True, help="a folder, or hf://org/name (needs --token or HF_TOKEN)")
-    pub.add_argument("--token", default=os.environ.get("HF_TOKEN"))
-    pub.add_argument("--architecture", help="architecture key for the cost model (default: from the backbone)")
-    pub.add_argument("--n", type=int, default=2000, help="embedded test records scored for accuracy")
-    pub.add_argument("--results", help="results folder (default benchmarks/results)")
-    pub.add_argument("--no-timing", action="store_true", help="count FLOPs only, do not time")
-    ver = sub.add_parser("verify", help="re-hash a pulled entry")
-    ver.add_argument("name")
-    readme = sub.add_parser("readme", help="regenerate zoo/README.md from the registry and the results")
-    readme.add_argument("--results", help="results folder (default benchmarks/results)")
-    readme.add_argument("--out", default=str(DEFAULT_README))
-    args = parser.parse_args(argv)
-    try:
-        return _run(args)
-    except ZooError as err:
-        print(f"zoo: {err}", file=sys.stderr)
-        return 1
-
-
-def _run(args) -> int:
-    if args.command == "list":
-        for name, e in load_registry(args.registry).items():
-            print(f"{name:<45} {e['source']:<55} {e['license'][:30]}")
-    elif args.command == "show":
-        from bertjudge import bench
-
-        entry = get_entry(args.name, args.registry)
-        print(yaml.safe_dump({args.name: entry}, sort_keys=False, allow_unicode=True).rstrip())
-        folder = cache_dir(args.name, entry)
-        print(f"# cache: {folder} ({'pulled' if manifest_path(folder).is_file() else 'not pulled'})")
-        for title, rows in bench.result_tables().items():
-            for row in rows:
-                if row["name"] == args.name:
-                    print(f"# {title}: " + ", ".join(f"{k}={v}" for k, v in row.items() if v not in ("", None)))
-    elif args.command == "pull":
-        folder = pull(args.name, args.registry, args.local_copy, args.force, args.trust_remote_code, args.token)
-        print(folder)
-    elif args.command == "publish":
-        entry = publish(args.path, args.name, args.license, args.to, args.registry, args.token, n=args.n,
-                        architecture=args.architecture, results_dir=args.results, timing=not args.no_timing)
-        print(f"registered {args.name} in {registry_path(args.registry)}: {entry['source']}")
-    elif args.command == "verify":
-        problems = verify(args.name, args.registry)
-        for problem in problems:
-            print(f"{args.name}: {problem}", file=sys.stderr)
-        print(f"{args.name}: {'FAILED' if problems else 'ok'}")
-        return 1 if problems else 0
-    elif args.command == "readme":
-        out = Path(args.out)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(render_readme(args.registry, args.results))
-        os.replace(tmp, out)
-        print(f"wrote {out}")
-    return 0

@@ -1,4 +1,4 @@
-"""``python -m bertjudge judge``: write a score file, atomically and resumably.
+"""Score files (``python -m bertjudge judge``, and ``predict``'s writer), atomically and resumably.
 
 Each output row is the input row (every field kept) plus ``id`` (when it had none), ``score``
 (calibrated P(correct)), ``verdict`` (score >= the judge's threshold), ``judge`` and
@@ -8,23 +8,13 @@ after an interruption skips them, and the final file replaces the partial one in
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
-import sys
 from pathlib import Path
 
 from lightning.pytorch.callbacks import BasePredictionWriter
 
-from bertjudge.judges.routing import SPEC_HELP, format_routing
-from bertjudge.records import RecordError, input_hash, read_partial, read_with_raw, write_records
-
-
-def verdict_fields(score: float, threshold: float) -> dict:
-    """``score`` and ``verdict``; a NaN score (a verdict the judge could not give) is null and ``unparsed``."""
-    if math.isnan(score):
-        return {"score": None, "verdict": None, "unparsed": True}
-    return {"score": float(score), "verdict": bool(score >= threshold)}
+from bertjudge.core.records import RecordError, input_hash, read_partial, read_with_raw, write_records
+from bertjudge.judges.interface import verdict_fields
 
 
 def _partial_path(output: Path) -> Path:
@@ -74,35 +64,6 @@ def score_file(judge, input_path: str | Path, output_path: str | Path, batch_siz
     write_records(output, [done[rec["id"]] for _, rec in pairs])
     partial.unlink()
     return output
-
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bertjudge judge",
-        description="Score (question, candidate, reference) rows with a judge. The input is JSONL or Parquet "
-                    "with at least 'candidate' and 'reference' (or 'references'); the output keeps every input "
-                    "field and adds score, verdict, judge and input_hash. An interrupted run resumes.",
-    )
-    parser.add_argument("--judge", required=True,
-                        help=f"'regex', the folder of an exported judge, a zoo name, {SPEC_HELP}")
-    parser.add_argument("--input", required=True, help="rows to score (.jsonl or .parquet)")
-    parser.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet)")
-    parser.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
-    try:
-        from bertjudge.api import Judge
-
-        judge = Judge.load(args.judge)
-        out = score_file(judge, args.input, args.output, args.batch_size, progress=not args.no_progress)
-        if hasattr(judge, "routing"):  # a routing judge: how many rows each stage decided
-            print(format_routing(judge.routing), file=sys.stderr)
-    except (RecordError, FileNotFoundError, ValueError) as err:
-        print(f"bertjudge judge: error: {err}", file=sys.stderr)
-        return 1
-    print(f"wrote {out}")
-    return 0
-
 
 
 class ScoreFileWriter(BasePredictionWriter):

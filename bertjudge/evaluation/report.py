@@ -1,25 +1,28 @@
-"""``python -m bertjudge evaluate``: compare judges against labels and write a report.
+"""Compare judges against labels (``python -m bertjudge evaluate``).
 
+``load_labelled`` reads the labelled rows; ``run_judges`` scores them with every judge (one pass
+each: scores, per-row details, uncalibrated scores of trained judges, routing counts);
 ``build_report(records, scores)`` is a pure function from labelled records and each judge's
 P(correct) to a JSON-ready dict; ``write_report`` turns it into ``report.json``, ``report.md`` and
-PNG plots; ``cli`` only loads data and judges around them.
+PNG plots.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
 from scipy.stats import kendalltau, rankdata
 
-from bertjudge import calibration
-from bertjudge.judges.routing import SPEC_HELP, short_spec
-from bertjudge.records import RecordError
+from bertjudge.core import stats
+from bertjudge.core.calibration import calibrated
+from bertjudge.core.records import RecordError
+from bertjudge.data.sources import load_source
+from bertjudge.evaluation import plots as plots_module
+from bertjudge.judges.interface import BaseJudge
 
 GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data file a record came from
 
@@ -178,25 +181,25 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
         result["leaderboard"] = _leaderboard(records, labels, verdicts, unparsed)
         if not np.isin(score, (0.0, 1.0)).all():  # probabilistic judge
             grid = np.linspace(0, 1, 101)
-            best, best_acc = calibration.best_threshold(score, labels)
+            best, best_acc = stats.best_threshold(score, labels)
             result["calibration"] = {
-                "ece": calibration.expected_calibration_error(score, labels, n_bins),
-                "reliability": calibration.reliability(score, labels, n_bins),
+                "ece": stats.expected_calibration_error(score, labels, n_bins),
+                "reliability": stats.reliability(score, labels, n_bins),
                 "threshold_curve": {"threshold": grid.tolist(),
-                                    "accuracy": calibration.accuracy_at_thresholds(score, labels, grid).tolist()},
+                                    "accuracy": stats.accuracy_at_thresholds(score, labels, grid).tolist()},
                 "oracle_threshold": best, "oracle_accuracy": best_acc,
-                "oracle_threshold_by_category": calibration.best_thresholds_by(score, labels, groups["category"]),
-                "ece_if_calibrated": calibration.ece_if_calibrated(score, labels, n_bins, seed=seed),
-                "ece_by_data": {str(g): calibration.expected_calibration_error(score[groups["data"] == g],
+                "oracle_threshold_by_category": stats.best_thresholds_by(score, labels, groups["category"]),
+                "ece_if_calibrated": stats.ece_if_calibrated(score, labels, n_bins, seed=seed),
+                "ece_by_data": {str(g): stats.expected_calibration_error(score[groups["data"] == g],
                                                                               labels[groups["data"] == g], n_bins)
                                 for g in sorted(set(groups["data"]))},
                 "ece_if_calibrated_by_data": {
-                    str(g): calibration.ece_if_calibrated(score[groups["data"] == g], labels[groups["data"] == g],
+                    str(g): stats.ece_if_calibrated(score[groups["data"] == g], labels[groups["data"] == g],
                                                           n_bins, seed=seed)
                     for g in sorted(set(groups["data"]))},
             }
             if name in (uncalibrated or {}):
-                result["calibration"]["ece_uncalibrated"] = calibration.expected_calibration_error(
+                result["calibration"]["ece_uncalibrated"] = stats.expected_calibration_error(
                     uncalibrated[name], labels, n_bins)
         if name in (routing or {}):
             result["routing"] = dict(routing[name])
@@ -366,9 +369,9 @@ def write_report(report: dict, out: str | Path) -> dict[str, Path]:
     plots = {"leaderboards": _plot_leaderboards(report, out / "leaderboards.png")}
     probabilistic = {n: res["calibration"] for n, res in report["judges"].items() if "calibration" in res}
     if probabilistic:
-        plots["reliability"] = calibration.plot_reliability(
+        plots["reliability"] = plots_module.plot_reliability(
             {n: c["reliability"] for n, c in probabilistic.items()}, out / "reliability.png")
-        plots["accuracy vs threshold"] = calibration.plot_threshold_curves(
+        plots["accuracy vs threshold"] = plots_module.plot_threshold_curves(
             {n: (c["threshold_curve"]["threshold"], c["threshold_curve"]["accuracy"]) for n, c in probabilistic.items()},
             out / "threshold.png")
     (out / "report.json").write_text(json.dumps(_json_ready(report), indent=2, ensure_ascii=False) + "\n")
@@ -376,72 +379,36 @@ def write_report(report: dict, out: str | Path) -> dict[str, Path]:
     return {"report.json": out / "report.json", "report.md": out / "report.md", **plots}
 
 
-# ---------------------------------------------------------------- command line
-def load_labelled(paths: list[str]) -> list[dict]:
-    """Read data files (or source specs, ``FILE?split=val``); refuse, naming the file, any with unlabelled records."""
-    from bertjudge.data.sources import load_source
-
+def load_labelled(specs: list[str]) -> list[dict]:
+    """Read data files (or source specs, ``FILE?split=val``); refuse, naming the file, any with unlabelled
+    records. Each record gets ``data``: the name of the file it came from (a grouping of the report)."""
     records = []
-    for path in paths:
-        recs = [{**r, "data": Path(path).name} for r in load_source(path)]  # grouped by file in the report
+    for spec in specs:
+        recs = [{**r, "data": Path(spec).name} for r in load_source(spec)]
         missing = [r for r in recs if r["label"] is None]
         if missing:
-            raise RecordError(f"{path}: {len(missing)} of {len(recs)} records have no label (first id "
+            raise RecordError(f"{spec}: {len(missing)} of {len(recs)} records have no label (first id "
                               f"{missing[0]['id']!r}); evaluate compares judges against labels — "
                               "score unlabelled data with `python -m bertjudge judge` instead")
         records += recs
     return records
 
 
-def _judge_key(spec: str, taken: set[str]) -> str:
-    key = short_spec(spec)
-    return spec if key in taken else key
+def run_judges(judges: dict[str, BaseJudge], records: list[dict], batch_size: int = 32,
+               progress: bool = False) -> dict:
+    """Score ``records`` with each judge, one pass each. Returns the keyword arguments of
+    ``build_report`` besides the records: ``scores``, ``details``, ``thresholds``, ``uncalibrated``
+    (the scores of trained judges before temperature and bias) and ``routing`` (routing judges)."""
+    out = {"scores": {}, "details": {}, "thresholds": {}, "uncalibrated": {}, "routing": {}}
+    for key, judge in judges.items():
+        rows = judge.details(records, progress=progress, batch_size=batch_size)
+        out["details"][key] = rows
+        out["scores"][key] = np.array([np.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
+        if rows and "logit" in rows[0]:
+            out["uncalibrated"][key] = calibrated(np.array([row["logit"] for row in rows]))
+        described = judge.describe()
+        if "routing" in described:
+            out["routing"][key] = described["routing"]
+        out["thresholds"][key] = float(judge.threshold)
+    return out
 
-
-def cli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m bertjudge evaluate",
-        description="Compare judges against labels: accuracy per task, category and candidate model with "
-                    "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.")
-    parser.add_argument("--data", nargs="+", required=True,
-                        help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)")
-    parser.add_argument("--judges", nargs="+", required=True,
-                        help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}")
-    parser.add_argument("--out", required=True, help="folder for report.md, report.json and plots")
-    parser.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--bootstrap", type=int, default=1000,
-                        help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.rho is not None and not 0.0 <= args.rho <= 1.0:
-        parser.error("--rho must be in [0, 1]")
-    try:
-        from bertjudge.api import Judge
-
-        records = load_labelled(args.data)
-        scores, details, thresholds, uncalibrated, routing = {}, {}, {}, {}, {}
-        for spec in args.judges:
-            judge = Judge.load(spec)
-            key = _judge_key(spec, set(scores))
-            print(f"scoring {len(records)} records with {key}", file=sys.stderr)
-            if hasattr(judge, "details"):
-                details[key] = judge.details(records, progress=True)
-                scores[key] = np.array([row["score"] for row in details[key]], dtype=float)
-                if hasattr(judge, "routing"):
-                    routing[key] = judge.routing
-            elif hasattr(judge, "logits_records"):  # one pass gives the scores with and without temperature
-                logits = judge.logits_records(records, batch_size=args.batch_size, progress=True)
-                scores[key] = calibration.calibrated(logits, judge.temperature, judge.bias)
-                uncalibrated[key] = calibration.calibrated(logits)
-            else:
-                scores[key] = judge.score_records(records, batch_size=args.batch_size, progress=True)
-            thresholds[key] = float(judge.threshold)
-        report = build_report(records, scores, details, thresholds, args.rho, args.bootstrap, args.seed,
-                              uncalibrated=uncalibrated, routing=routing)
-        paths = write_report(report, args.out)
-    except (RecordError, FileNotFoundError, ValueError) as err:
-        print(f"bertjudge evaluate: error: {err}", file=sys.stderr)
-        return 1
-    print(f"wrote {', '.join(str(p) for p in paths.values())}")
-    return 0

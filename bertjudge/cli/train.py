@@ -10,11 +10,11 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 from lightning.pytorch.cli import LightningCLI
 
 from bertjudge.data.datamodule import JudgeDataModule
 from bertjudge.judges.base import JudgeModule
+from bertjudge.train.calibrate import calibrate
 
 
 class JudgeCLI(LightningCLI):
@@ -77,26 +77,6 @@ def metrics_table(metrics: dict[str, float]) -> str:
         cells = [f"{values[m]:.4f}" if m in values else "     -" for m in ("acc", "auroc", "ece")]
         lines.append(f"{suite:<12} {group:<{width}} " + " ".join(cells))
     return "\n".join(lines)
-
-
-def calibrate(model: JudgeModule, records: list[dict], fit_bias: bool = False,
-              logits: np.ndarray | None = None) -> dict:
-    """Fit the judge's temperature (and, with ``fit_bias``, a bias: Platt scaling) on labelled records
-    (LBFGS on NLL) and set it on the judge; ``logits``: the records' raw logits, if already computed."""
-    from bertjudge.calibration import calibrated, expected_calibration_error, fit_calibration
-
-    labelled = [r for r in records if r["label"] is not None]
-    if len({r["label"] for r in labelled}) < 2:
-        return {}
-    labels = np.array([r["label"] for r in labelled])
-    if logits is None:
-        logits = model.logits_records(labelled)
-    temperature, bias = fit_calibration(logits, labels, fit_bias)
-    before = expected_calibration_error(calibrated(logits), labels)
-    after = expected_calibration_error(calibrated(logits, temperature, bias), labels)
-    model.temperature, model.bias = temperature, bias
-    fitted = {"temperature": temperature, **({"bias": bias} if fit_bias else {})}
-    return {**fitted, "rows": len(labelled), "prior": float(labels.mean()), "ece_before": before, "ece_after": after}
 
 
 def _load_state_dict(path: str) -> dict:

@@ -1,0 +1,54 @@
+"""``python -m bertjudge evaluate``: compare judges against labels; write report.md, report.json, plots."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from bertjudge.cli.common import CommandError
+from bertjudge.evaluation.report import build_report, load_labelled, run_judges, write_report
+from bertjudge.judges.loading import Judge
+from bertjudge.judges.routing import SPEC_HELP, short_spec
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge evaluate",
+        description="Compare judges against labels: accuracy per task, category and candidate model with "
+                    "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.",
+        epilog="example: python -m bertjudge evaluate --data data/real/real-test-v1.jsonl.gz "
+               "--judge regex runs/quickstart/judge --output runs/eval")
+    p.add_argument("--data", nargs="+", required=True,
+                   help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)")
+    p.add_argument("--judge", nargs="+", required=True,
+                   help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}")
+    p.add_argument("--output", required=True, help="folder for report.md, report.json and plots")
+    p.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
+    p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
+    p.add_argument("--bootstrap", type=int, default=1000,
+                   help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    return p
+
+
+def _key(spec: str, taken: set[str]) -> str:
+    key = short_spec(spec)
+    return spec if key in taken else key
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.rho is not None and not 0.0 <= args.rho <= 1.0:
+        raise CommandError("--rho must be in [0, 1]", usage=True)
+    if args.batch_size < 1:
+        raise CommandError("--batch-size must be at least 1", usage=True)
+    records = load_labelled(args.data)
+    judges = {}
+    for spec in args.judge:
+        judges[_key(spec, set(judges))] = Judge.load(spec)
+    print(f"scoring {len(records)} records with {', '.join(judges)}", file=sys.stderr)
+    scored = run_judges(judges, records, batch_size=args.batch_size, progress=True)
+    report = build_report(records, scored["scores"], scored["details"], scored["thresholds"], args.rho,
+                          args.bootstrap, args.seed, uncalibrated=scored["uncalibrated"], routing=scored["routing"])
+    paths = write_report(report, args.output)
+    print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    return 0

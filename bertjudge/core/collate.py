@@ -1,0 +1,48 @@
+"""Records to padded token batches: the one place where a judge's input format meets its tokenizer."""
+
+from __future__ import annotations
+
+import torch
+
+from bertjudge.core.formats import expand_references
+from bertjudge.core.records import CATEGORIES
+
+
+class Collator:
+    """Pads a list of records into a batch (dynamic padding to the longest row).
+
+    ``task`` and ``attack`` (``meta['attack']``, the adversarial suite's tag) are indices into
+    ``task_names`` and ``attack_names``, -1 for a row outside them. A format that reads each reference
+    apart (``references: each``) gives several sequences per record; ``owner`` then names each
+    sequence's record (the fields other than the token tensors stay one per record). ``references``
+    caps how many references are read (training reads 1: the one sharing most words with the answer,
+    which a max over references would mostly pick, at one sequence per row).
+    """
+
+    def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None,
+                 references: int | None = None):
+        self.encoder, self.references = encoder, references
+        self.task_index = {name: i for i, name in enumerate(task_names or [])}
+        self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
+
+    def __call__(self, records: list[dict]) -> dict:
+        fmt = getattr(self.encoder, "format", None)
+        sequences, owner = expand_references(records, fmt, self.references) if fmt is not None else (records, None)
+        ids = self.encoder.encode_many(sequences)
+        width = max(len(row) for row in ids)
+        input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
+        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
+        for i, row in enumerate(ids):
+            input_ids[i, : len(row)] = torch.tensor(row)
+            attention_mask[i, : len(row)] = 1
+        labels = [-1 if r["label"] is None else r["label"] for r in records]
+        extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
+        return {**extra,
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "labels": torch.tensor(labels, dtype=torch.float),
+            "task": torch.tensor([self.task_index.get(r["task"], -1) for r in records]),
+            "category": torch.tensor([CATEGORIES.index(r["category"]) for r in records]),
+            "attack": torch.tensor([self.attack_index.get((r.get("meta") or {}).get("attack"), -1) for r in records]),
+            "ids": [r["id"] for r in records],
+        }

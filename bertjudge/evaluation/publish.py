@@ -1,0 +1,121 @@
+"""Publishing judges to the zoo, and the zoo's README: what needs measurements (``bertjudge.evaluation.bench``)
+on top of the registry (``bertjudge.zoo.registry``).
+
+- ``publish(FOLDER, NAME, ...)`` measures an exported judge, adds the measured section to its model
+  card, copies it to a zoo location (a folder, or the Hugging Face Hub) and appends its entry, with
+  the sha256 of every file, to the registry.
+- ``render_readme()`` is ``zoo/README.md``, generated from the registry and ``benchmarks/results/*.csv``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from bertjudge.evaluation import bench
+from bertjudge.zoo import registry as zoo
+
+
+# --- publish --------------------------------------------------------------------------------------
+def card_section(name: str, cost: dict, accuracy: dict | None) -> str:
+    """The measured section of a published judge's model card."""
+    lines = ["", "## Measured by `bertjudge zoo publish`", "", f"Zoo name: `{name}`.", "",
+             "| measure | value |", "|---|---|"]
+    for key in ("params", "tokens", "flops", "latency_p50_ms", "latency_p95_ms", "throughput_per_s",
+                "best_batch_size", "peak_mem_mb", "hardware", "dtype", "torch"):
+        if cost.get(key) not in (None, ""):
+            lines.append(f"| {key} | {cost[key]} |")
+    if accuracy:
+        lines.append(f"| accuracy ({accuracy['eval_set']}, n={accuracy['n']}) | {float(accuracy['accuracy']):.4f} |")
+    else:
+        lines.append("| accuracy | not measured (the embedded corpus is not available) |")
+    return "\n".join(lines) + "\n"
+
+
+def publish(path: str | os.PathLike, name: str, license: str, to: str, registry: str | os.PathLike | None = None,
+            token: str | None = None, n: int = 2000, seed: int = 0, architecture: str | None = None,
+            results_dir: str | os.PathLike | None = None, timing: bool = True) -> dict:
+    """Measure, card, copy and register an exported judge folder; returns the registry entry."""
+    src = Path(path)
+    config = zoo.read_json(src / zoo.JUDGE_FILE)
+    if not config:
+        raise zoo.ZooError(f"{src}: not an exported judge folder (no {zoo.JUDGE_FILE})")
+    zoo.refuse_pickles(src, str(src))
+    registry = zoo.registry_path(registry)
+    if registry.is_file() and name in zoo.load_registry(registry):
+        raise zoo.ZooError(f"{registry}: {name!r} is already registered; choose another tag")
+    zoo.validate_entry(name, {"class_path": config["class"], "source": "file://x", "format": config.get("format", {}),
+                              "license": license, "provenance": {}}, "publish")
+    cost, accuracy = bench.measure_judge_folder(src, name, n=n, seed=seed, architecture=architecture, timing=timing)
+    bench.write_results([cost], "cost", results_dir)
+    if accuracy:
+        bench.write_results([accuracy], "accuracy", results_dir)
+
+    with tempfile.TemporaryDirectory() as staging:
+        stage = Path(staging) / name
+        zoo.copy_tree(src, stage, str(src))
+        card = stage / "README.md"
+        card.write_text((card.read_text() if card.is_file() else f"# {name}\n") + card_section(name, cost, accuracy))
+        files = zoo.hash_folder(stage)
+        if to.startswith("hf://"):
+            source, pinned = _upload(stage, to[5:], token, name), True
+        else:
+            dest = Path(to) / name
+            if dest.exists():
+                raise zoo.ZooError(f"{dest} exists; refusing to overwrite a published judge")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(stage, dest)
+            source, pinned = f"file://{dest.resolve()}", False
+    entry = {"class_path": config["class"], "source": source, "revision_pinned": pinned, "files": files,
+             "format": config["format"], "num_labels": config.get("num_labels", 1),
+             "threshold": config.get("threshold", 0.5), "temperature": config.get("temperature", 1.0),
+             **({"bias": config["bias"]} if config.get("bias") else {}),
+             "architecture": cost.get("architecture") or None, "license": license,
+             "description": f"Published from {src.resolve()} by bertjudge zoo publish.",
+             "provenance": config.get("provenance") or {"note": "the judge.json had no provenance"}}
+    zoo.append_entry(registry, name, entry)
+    return entry
+
+
+def _upload(folder: Path, repo: str, token: str | None, name: str) -> str:
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    api.create_repo(repo, exist_ok=True)
+    commit = api.upload_folder(repo_id=repo, folder_path=folder, commit_message=f"bertjudge zoo publish {name}")
+    return f"hf://{repo}@{commit.oid}"
+
+
+# --- the README -----------------------------------------------------------------------------------
+def render_readme(registry: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None) -> str:
+    """zoo/README.md: the registry and the measured tables, generated from the CSVs."""
+    entries = zoo.load_registry(registry)
+    lines = ["# The bertjudge zoo", "",
+             ("<!-- generated by `python -m bertjudge zoo readme` from bertjudge/zoo/registry.yaml and "
+             "benchmarks/results/*.csv; do not edit by hand -->"), "",
+             ("Load any entry with `Judge.load(\"<name>\")` (pulled and verified on first use) or "
+             "`python -m bertjudge zoo pull <name>`."), "",
+             "## Entries", "", "| name | source | pinned | license | description |", "|---|---|---|---|---|"]
+    for name, e in entries.items():
+        lines.append(f"| `{name}` | `{e['source']}` | {'yes' if e['revision_pinned'] else 'no'} "
+                     f"| {e['license']} | {e['description']} |")
+    lines += ["", "## Cost and accuracy", "",
+              ("Measured with `python -m bertjudge bench run` (protocol: benchmarks/README.md). Rows without a "
+              "trained judge (tag `arch`, `direct`, `reasoning`) cost the architecture with random weights; token "
+              "lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
+              f"Accuracy is measured on the frozen real-output test set {bench.EVAL_SET} "
+              "(`data/real/real-test-v1.jsonl.gz`, every row: its 2,615 rows are 2,075 open QA, 180 multiple "
+              "choice, 180 extraction, 180 math), overall and per category, for the judges that run here. "
+              f"Accuracies measured on another set (the synthetic embedded test split, before) are not shown: "
+              f"such rows say \"not measured on {bench.EVAL_SET} yet\". An accuracy the authors quoted on their own "
+              "test set is shown in parentheses with its source; it is not comparable and is left out of the "
+              f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench.EVAL_SET} accuracy)."), ""]
+    tables = bench.result_tables(results_dir)
+    if not tables:
+        lines.append("No results yet: run `python -m bertjudge bench run`.")
+    for title, rows in tables.items():
+        lines += [f"### {title}", "", bench.markdown_table(rows), ""]
+    lines += ["![Pareto front](../benchmarks/pareto.png)", ""]
+    return "\n".join(lines)

@@ -1,0 +1,53 @@
+"""The package works when installed from a wheel, outside the checkout: the registry and everything
+else it reads ship inside it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(cmd, cwd, **kw):
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300, **kw)
+    assert result.returncode == 0, f"{cmd}: {result.stderr[-2000:]}"
+    return result
+
+
+def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
+    source = tmp_path / "source"  # a copy: building writes build/ and *.egg-info next to pyproject.toml
+    shutil.copytree(ROOT / "bertjudge", source / "bertjudge", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"),
+         str(source)], cwd=tmp_path)
+    (wheel,) = (tmp_path / "dist").glob("bertjudge-*.whl")
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    python = venv / "bin" / "python"
+    site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=tmp_path)
+    # the dependencies (torch, transformers, ...) come from this environment; bertjudge only from the wheel
+    (Path(site.stdout.strip()) / "deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], cwd=tmp_path)
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    env = {**os.environ, "PYTHONPATH": "", "HF_HUB_OFFLINE": "1"}
+    where = run([str(python), "-c", "import bertjudge; print(bertjudge.__file__)"], cwd=work, env=env)
+    assert str(venv) in where.stdout and str(ROOT) not in where.stdout
+    cli = venv / "bin" / "bertjudge"
+    assert "judge" in run([str(cli), "--help"], cwd=work, env=env).stdout
+    listed = run([str(cli), "zoo", "list"], cwd=work, env=env).stdout
+    assert "minilm-l6.quickstart" in listed  # the registry shipped as package data
+    rows = [{"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"},
+            {"question": "What is 2+3?", "candidate": "Final answer: 6", "reference": "5"}]
+    (work / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run([str(cli), "judge", "--judge", "regex", "--input", "in.jsonl", "--output", "out.jsonl", "--no-progress"],
+        cwd=work, env=env)
+    verdicts = [json.loads(line)["verdict"] for line in (work / "out.jsonl").read_text().splitlines()]
+    assert verdicts == [True, False]
