@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
+import json
 import random
 import re
 import time
@@ -11,8 +13,12 @@ from fractions import Fraction
 
 import pytest
 
-from bertjudge import records
+from bertjudge.cli.main import main
+from bertjudge.core import records
 from bertjudge.data import corpus
+from bertjudge.data.corpus.base import Ctx
+from bertjudge.data.corpus.templates import new_item
+from bertjudge.data.sources import load_source
 
 WORD_VALUES = {corpus.words(n): n for n in range(1000)}
 
@@ -27,8 +33,8 @@ def splits():
 @pytest.fixture(scope="module")
 def items():
     """Items of every category drawn as the test split draws them (held-out families included)."""
-    ctx, seen = corpus._Ctx("test", 11), set()
-    return {cat: [corpus._new_item(ctx, cat, "test", seen) for _ in range(300)] for cat in corpus.CATEGORY_ORDER}
+    ctx, seen = Ctx("test", 11), set()
+    return {cat: [new_item(ctx, cat, "test", seen) for _ in range(300)] for cat in corpus.CATEGORY_ORDER}
 
 
 def value_of(text: str) -> tuple[Fraction, str]:
@@ -84,6 +90,26 @@ def test_records_pass_normalize_and_are_complete(splits):
     assert len(ids) == sum(len(rows) for rows in splits.values())
 
 
+# sha256 of the JSON (sorted keys) of the rows of ``embedded:<split>?n=200``, computed with the corpus as it was
+# when the judges were trained on it (before it was split into a package).
+PINNED_SHA256 = {
+    "train": "61e811bd814947cacca5dd3f73a90879046c143e44cbd6f0e6ee3c0c058239a9",
+    "val": "68a41579278a5bfa16ec4220db6a579768da156629673b409f40ba32afc58c17",
+    "test": "961a74601d9ae3b1c31ca873405871a7da75a0c02fcad429467ea6f9adf35781",
+    "adversarial": "1e49cdb81228fac456c158aedabc32debca00255ac87afbc892b4b4c748c9b7c",
+}
+
+
+@pytest.mark.parametrize("split", corpus.SPLITS)
+def test_rows_are_pinned(split):
+    """The corpus is what every trained judge was trained on: a refactor must not change a single row
+    (nor the order of its random draws). A deliberate change of the corpus bumps CORPUS_VERSION and
+    these constants together."""
+    rows = load_source(f"embedded:{split}?n=200")
+    digest = hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+    assert (corpus.CORPUS_VERSION, digest) == ("embedded-v1", PINNED_SHA256[split])
+
+
 def test_generate_is_deterministic_and_seeded():
     assert corpus.generate("val", 200, seed=5) == corpus.generate("val", 200, seed=5)
     assert corpus.generate("val", 200, seed=5) != corpus.generate("val", 200, seed=6)
@@ -91,7 +117,7 @@ def test_generate_is_deterministic_and_seeded():
 
 def test_cli_writes_identical_bytes(tmp_path, capsys):
     for out in ("a", "b"):
-        assert corpus.cli(["--out", str(tmp_path / out), "--size", "300", "--seed", "1"]) == 0
+        assert main(["corpus", "--output", str(tmp_path / out), "--size", "300", "--seed", "1"]) == 0
     printed = capsys.readouterr().out
     assert "open_math" in printed and "reasoning" in printed and "adversarial 0/1" in printed
     for name in corpus.SPLITS:
@@ -346,7 +372,7 @@ def test_extraction_paraphrases_mean_the_same(items):
 # ----------------------------------------------------------------------------- whole-candidate kinds
 def test_special_candidates(items):
     rng = random.Random(4)
-    for cat, pool in items.items():
+    for _cat, pool in items.items():
         for item in pool[:60]:
             text, meta = corpus.candidate(item, 0, rng, kind="truncated")
             assert "final answer" not in text.lower() and meta["style"] == "truncated"
@@ -432,8 +458,8 @@ def test_open_qa_questions_stay_in_their_split(splits):
     assert not bare["train"] & (bare["val"] | bare["test"]) and not bare["val"] & bare["test"]
     keys = {}
     for split in ("train", "val", "test"):  # a real fact (the capital of France) is asked in one split only
-        ctx, seen = corpus._Ctx(split, 7, "open_qa"), set()
-        keys[split] = {corpus._new_item(ctx, "open_qa", split, seen).split_key for _ in range(600)}
+        ctx, seen = Ctx(split, 7, "open_qa"), set()
+        keys[split] = {new_item(ctx, "open_qa", split, seen).split_key for _ in range(600)}
     assert not keys["train"] & keys["val"] and not keys["train"] & keys["test"] and not keys["val"] & keys["test"]
     assert any(k.startswith("capital:") for k in keys["val"] | keys["test"])
 
