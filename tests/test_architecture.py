@@ -1,7 +1,7 @@
 """The package's layers import only downward, without cycles, and only at module level.
 
 Layers, lowest first (a module may import its own layer and the ones below): core ← zoo ← judges ←
-data ← evaluation ← train ← pipeline ← cli. ``bertjudge/__init__.py`` (the lazy ``Judge``) and
+data ← evaluation ← serve ← train ← pipeline ← cli. ``bertjudge/__init__.py`` (the lazy ``Judge``) and
 ``__main__.py`` stand above them all. Imports inside functions are for heavy optional third-party
 packages only: a ``bertjudge`` import inside a function hides a dependency from this test.
 """
@@ -15,7 +15,7 @@ import pytest
 
 import bertjudge
 
-LAYERS = ("core", "zoo", "judges", "data", "evaluation", "train", "pipeline", "cli")
+LAYERS = ("core", "zoo", "judges", "data", "evaluation", "serve", "train", "pipeline", "cli")
 PACKAGE = Path(bertjudge.__file__).parent
 
 

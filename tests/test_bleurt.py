@@ -6,9 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
+from lightning.pytorch.callbacks import Callback
 from safetensors.torch import save_file
 
 from bertjudge.cli.train import run_lightning_cli
+from bertjudge.core.collate import Collator
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges import backbones
 from bertjudge.judges.bleurt import BleurtJudge, BleurtRegressor, load_checkpoint
@@ -83,8 +86,6 @@ def test_loader_maps_every_weight_of_the_checkpoint_format(tmp_path):
 
 def test_segments_and_projection(tiny_bleurt):
     judge = BleurtJudge(checkpoint=tiny_bleurt).eval()
-    from bertjudge.judges.base import Collator
-
     batch = Collator(judge.encoder)(rows(2))
     ids = batch["input_ids"][0].tolist()
     text = judge.tokenizer.decode(ids[: batch["attention_mask"][0].sum()])
@@ -135,3 +136,63 @@ def test_validate_stores_the_threshold_and_fit_trains(tiny_bleurt, tmp_path):
                              f"--model.init_args.checkpoint={tiny_bleurt}", f"--data.train=[{data}]",
                              f"--trainer.default_root_dir={tmp_path}", *common])
     assert cli.trainer.global_step == 1 and isinstance(cli.model, BleurtJudge)
+
+
+def test_the_threshold_is_part_of_the_state_and_keeps_its_precision(tiny_bleurt):
+    judge = BleurtJudge(checkpoint=tiny_bleurt, bleurt_threshold=0.123456789)
+    state = judge.state_dict()
+    assert state["_extra_state"].item() == 0.123456789
+    other = BleurtJudge(checkpoint=tiny_bleurt)
+    other.load_state_dict(state)
+    assert other.bleurt_threshold == 0.123456789
+    judge.to(torch.bfloat16)  # weights cast, the threshold not
+    assert judge.state_dict()["_extra_state"].dtype == torch.float64 and judge.bleurt_threshold == 0.123456789
+
+
+class FirstValidationIsBest(Callback):
+    """Logs ``val/rank`` (1 at the first validation, 0 after: a checkpoint callback monitoring it in mode max
+    keeps the first) and records the BLEURT threshold each validation left on the model."""
+
+    def __init__(self):
+        self.validations, self.thresholds = 0, []
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        if not trainer.sanity_checking:
+            pl_module.log("val/rank", 1.0 if self.validations == 0 else 0.0)
+            self.validations += 1
+
+    def on_validation_end(self, trainer, pl_module):
+        if not trainer.sanity_checking:
+            self.thresholds.append(pl_module.bleurt_threshold)
+
+
+def test_fit_exports_the_threshold_of_the_best_checkpoint_not_the_last(tiny_bleurt, tmp_path):
+    data = tmp_path / "toy.jsonl"
+    write_records(data, rows(16))
+    checkpoints = tmp_path / "checkpoints"
+    override = tmp_path / "two-validations.yaml"
+    override.write_text(yaml.safe_dump({"trainer": {"max_epochs": 2, "callbacks": [
+        {"class_path": "test_bleurt.FirstValidationIsBest"},
+        {"class_path": "lightning.pytorch.callbacks.ModelCheckpoint",
+         "init_args": {"dirpath": str(checkpoints), "filename": "best", "monitor": "val/rank", "mode": "max",
+                       "save_top_k": 1}}]}}))
+    common = [f"--model.init_args.checkpoint={tiny_bleurt}", f"--data.val=[{data}]", f"--data.test=[{data}]",
+              "--trainer.logger=false", "--trainer.enable_progress_bar=false", "--trainer.accelerator=cpu",
+              "--trainer.devices=1", "--trainer.precision=32-true", "--data.eval_batch_size=8", "--data.batch_size=8",
+              f"--trainer.default_root_dir={tmp_path}"]
+    cli = run_lightning_cli(["fit", "--config=configs/bleurt/bleurt-20-d12.yaml", f"--config={override}", *common,
+                             f"--data.train=[{data}]", "--model.init_args.lr=1e-3", "--test_after_fit=false",
+                             f"--export_dir={tmp_path / 'judge'}"])
+    [recorder] = [cb for cb in cli.trainer.callbacks if isinstance(cb, FirstValidationIsBest)]
+    first, last = recorder.thresholds
+    assert first != last  # the construction: two validations that chose different thresholds
+    best = cli.trainer.checkpoint_callback.best_model_path
+    assert Path(best).name == "best.ckpt"
+    exported = json.loads((tmp_path / "judge" / "judge.json").read_text())
+    assert exported["bleurt_threshold"] == first and cli.model.bleurt_threshold == first
+    assert torch.load(best, map_location="cpu", weights_only=False)["state_dict"]["_extra_state"].item() == first
+    assert Judge.load(str(tmp_path / "judge")).bleurt_threshold == first
+    # validate on the best checkpoint, without refitting: the checkpoint's threshold is the one used
+    cli = run_lightning_cli(["validate", "--config=configs/bleurt/bleurt-20-d12.yaml", *common,
+                             "--model.init_args.fit_threshold_on_val=false", f"--ckpt_path={best}"])
+    assert cli.model.bleurt_threshold == first

@@ -220,7 +220,7 @@ def test_each_reference_scores_the_best_match(tiny_backbone):
     both = judge.logits_records([rec])[0]
     assert np.isclose(both, judge.logits_records(singles).max(), atol=1e-5)
     # training reaches the sequence of the best reference only, through the max
-    from bertjudge.judges.base import Collator
+    from bertjudge.core.collate import Collator
 
     batch = Collator(judge.encoder)([rec, singles[0]])
     assert batch["input_ids"].shape[0] == 3 and batch["owner"].tolist() == [0, 0, 1]
@@ -242,7 +242,7 @@ def test_open_qa_answer_segment_is_the_marked_answer_or_the_first_sentence(token
 
 def test_training_batches_read_the_best_matching_reference_only(tiny_backbone):
     from bertjudge.core.records import normalize
-    from bertjudge.judges.base import Collator
+    from bertjudge.core.collate import Collator
     from bertjudge.judges.encoder import EncoderJudge
 
     judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))

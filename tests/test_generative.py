@@ -12,7 +12,7 @@ import yaml
 from bertjudge.cli.train import run_lightning_cli
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges import backbones
-from bertjudge.judges.base import Collator
+from bertjudge.core.collate import Collator
 from bertjudge.judges.generative import GenerativeJudge, left_pad
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.prompt import PROMPT_VERSION, parse_verdict

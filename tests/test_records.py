@@ -7,8 +7,11 @@ from bertjudge.core.records import (
     input_hash,
     make_id,
     normalize,
+    read_appended,
+    read_located,
     read_records,
     read_with_raw,
+    row_hash,
     write_records,
 )
 
@@ -118,3 +121,71 @@ def test_gzip_jsonl_is_compressed_reproducible_and_checked(tmp_path):
     (tmp_path / "plain.jsonl.gz").write_text('{"candidate": "a", "reference": "a"}\n')
     with pytest.raises(RecordError, match="not a readable gzip file"):
         read_records(tmp_path / "plain.jsonl.gz")
+
+
+@pytest.mark.parametrize("change", [{"category": "open_math"}, {"label": 1}, {"meta": {"variant": "x"}},
+                                    {"task": "other-task"}, {"note": 8}, {"candidate_model": "m2"}])
+def test_row_hash_covers_every_field_where_input_hash_covers_what_the_judge_reads(change):
+    base = {"id": "r1", "question": "q", "candidate": "c", "reference": "r", "category": "open_qa", "label": 0,
+            "meta": {"variant": "plain"}, "note": 7}
+    a, b = normalize(base), normalize({**base, **change})
+    assert input_hash(a) == input_hash(b)
+    assert row_hash(a) != row_hash(b) and row_hash(a) == row_hash(normalize(dict(base)))
+
+
+def test_read_located_names_each_row_by_file_and_line(tmp_path):
+    path = write_lines(tmp_path / "in.jsonl", [json.dumps({"candidate": "a", "reference": "a"}), "",
+                                               json.dumps({"candidate": "b", "reference": "b"})])
+    assert [where for where, _, _ in read_located(path)] == [f"{path}:1", f"{path}:3"]
+    assert read_with_raw(path) == [(raw, rec) for _, raw, rec in read_located(path)]
+
+
+def test_a_line_that_is_not_utf8_is_named_by_file_and_line(tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes(b'{"candidate": "a", "reference": "a"}\n{"candidate": "caf\xe9", "reference": "a"}\n')
+    before = path.read_bytes()
+    with pytest.raises(RecordError, match=r"latin1\.jsonl:2: not UTF-8 text \(byte 19\)"):
+        read_records(path)
+    assert path.read_bytes() == before
+
+
+def test_read_appended_drops_a_cut_last_line_and_names_garbage_before_it(tmp_path):
+    path = tmp_path / "run.partial.jsonl"
+    assert read_appended(path) == ([], 0)  # no file yet: nothing done
+    whole = '{"a": 1}\n\n{"a": 2}\n'
+    path.write_text(whole + '{"a": 3, "b": "cut by kill -')
+    rows, size = read_appended(path)
+    assert [obj for _, obj in rows] == [{"a": 1}, {"a": 2}] and size == len(whole.encode())
+    assert [where for where, _ in rows] == [f"{path}:1", f"{path}:3"]
+    path.write_text('{"a": 1}\n{"a": 3}\n')  # a complete last line is kept
+    assert len(read_appended(path)[0]) == 2
+    path.write_text('{"a": 1}\ngarbage\n{"a": 2}\n')
+    with pytest.raises(RecordError, match=r"run\.partial\.jsonl:2: invalid JSON .*corrupted"):
+        read_appended(path)
+    path.write_bytes(b'{"a": 1}\n\xff\xfe\n')
+    with pytest.raises(RecordError, match=r"run\.partial\.jsonl:2: not UTF-8"):
+        read_appended(path)
+
+
+def test_parquet_keeps_every_column_of_every_row_and_reads_back(tmp_path):
+    rows = [{"id": "a", "candidate": "x", "references": ["x"], "note": 1, "meta": {"k": 1}},
+            {"id": "b", "candidate": "y", "reference": "y", "extra": {"deep": [1, {"z": None}]}, "note": "two"},
+            {"id": "c", "candidate": "z", "references": ["z"], "score": None, "error": "ValueError: bad",
+             "flags": [True, False]}]
+    path = write_records(tmp_path / "mixed.parquet", rows)
+    raw = [r for r, _ in read_with_raw(path)]
+    for original, back in zip(rows, raw):
+        present = {k: v for k, v in back.items() if v is not None}
+        assert present == {"meta": {}, **{k: v for k, v in original.items() if v is not None}}
+        assert set(back) == {k for row in rows for k in row} | {"meta"}  # every column, null where missing
+    assert [r["note"] for r in raw] == [1, "two", None]  # an int and a str: kept as they were
+    assert raw[1]["extra"] == {"deep": [1, {"z": None}]} and raw[0]["extra"] is None
+    assert [r["references"] for r in read_records(path)] == [["x"], ["y"], ["z"]]
+    assert read_records(write_records(tmp_path / "again.parquet", raw)) == read_records(path)
+
+
+def test_a_null_reference_column_next_to_references_is_no_value():
+    assert normalize({"candidate": "a", "reference": None, "references": ["a"]})["references"] == ["a"]
+    assert normalize({"candidate": "a", "reference": "a", "references": None})["references"] == ["a"]
+    with pytest.raises(RecordError, match="not both"):
+        normalize({"candidate": "a", "reference": "a", "references": ["a"]})

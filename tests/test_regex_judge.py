@@ -162,3 +162,22 @@ def test_ten_numbered_steps_then_options_do_not_crash_the_regex_judge():
     steps = "\n".join(f"{i}. step {i}" for i in range(1, 11))
     record = rec(f"{steps}\nA) 28\nB) 25\nFinal answer: B", "B", "multiple_choice", MC_QUESTION)
     assert RegexJudge().score_records([record]).tolist() == [1.0]
+
+
+def test_a_math_verify_time_out_is_unparsed_not_incorrect(monkeypatch):
+    """A comparison that runs out of time says nothing about the answer: the row is unparsed."""
+    import math_verify
+    from math_verify.errors import TimeoutException
+
+    from bertjudge.judges.regex import math_equal
+
+    assert math_equal(["12"], "12") == (True, True)
+
+    def slow(*args, **kwargs):
+        raise TimeoutException("timed out")
+
+    monkeypatch.setattr(math_verify, "verify", slow)
+    assert math_equal(["12"], "12") == (False, False)
+    row = RegexJudge().details([normalize({"question": "What is 3*4?", "candidate": "Final answer: \\frac{24}{2}",
+                                           "reference": "12", "category": "open_math"})])[0]
+    assert row["unparsed"] and row["score"] == 0.0

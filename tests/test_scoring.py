@@ -26,21 +26,20 @@ def write_input(path, n=10):
     return path
 
 
-class Interrupted(Exception):
-    pass
-
-
 class StopsAfter:
-    """The real judge, interrupted (as by Ctrl-C or a crash) after ``calls`` chunks."""
+    """The real judge, interrupted (as by Ctrl-C: a KeyboardInterrupt) after ``calls`` chunks."""
 
     def __init__(self, judge, calls):
         self.judge, self.calls = judge, calls
         self.name, self.threshold = judge.name, judge.threshold
         self.rows_scored = 0
 
+    def fingerprint(self):
+        return self.judge.fingerprint()
+
     def score_records(self, records, batch_size=32):
         if self.calls == 0:
-            raise Interrupted
+            raise KeyboardInterrupt
         self.calls -= 1
         self.rows_scored += len(records)
         return self.judge.score_records(records, batch_size)
@@ -48,8 +47,9 @@ class StopsAfter:
 
 def test_score_file_keeps_fields_and_adds_scores(judge, tmp_path):
     judge, _ = judge
-    out = score_file(judge, write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl", progress=False)
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    summary = score_file(judge, write_input(tmp_path / "in.jsonl"), tmp_path / "out.jsonl", progress=False)
+    assert (summary.rows, summary.resumed, summary.failed) == (10, 0, 0)
+    rows = [json.loads(line) for line in summary.output.read_text().splitlines()]
     assert [r["note"] for r in rows] == list(range(10)) and rows[0]["reference"] == "1"
     for row in rows:
         assert {"id", "score", "verdict", "judge", "input_hash"} <= set(row)
@@ -61,16 +61,16 @@ def test_interrupted_run_resumes_without_scoring_twice(judge, tmp_path):
     judge, _ = judge
     src = write_input(tmp_path / "in.jsonl", n=10)
     first = StopsAfter(judge, calls=2)
-    with pytest.raises(Interrupted):
+    with pytest.raises(KeyboardInterrupt):
         score_file(first, src, tmp_path / "out.jsonl", chunk_size=3, progress=False)
     assert not (tmp_path / "out.jsonl").exists()  # nothing final until the whole file is scored
-    assert len((tmp_path / "out.jsonl.partial.jsonl").read_text().splitlines()) == 6
+    assert len((tmp_path / "out.jsonl.partial.jsonl").read_text().splitlines()) == 1 + 6  # a header, 6 rows
     second = StopsAfter(judge, calls=10)
-    score_file(second, src, tmp_path / "out.jsonl", chunk_size=3, progress=False)
+    assert score_file(second, src, tmp_path / "out.jsonl", chunk_size=3, progress=False).resumed == 6
     assert first.rows_scored + second.rows_scored == 10
     resumed = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     fresh = [json.loads(line) for line in score_file(judge, src, tmp_path / "fresh.jsonl", progress=False)
-             .read_text().splitlines()]
+             .output.read_text().splitlines()]
     # chunking changes batch make-up, which may move a score in its last bit: compare scores closely
     assert [r["score"] for r in resumed] == pytest.approx([r["score"] for r in fresh], abs=1e-6)
     drop = {"score", "verdict"}
@@ -81,13 +81,16 @@ def test_interrupted_run_resumes_without_scoring_twice(judge, tmp_path):
 def test_a_partial_file_from_other_input_is_refused(judge, tmp_path):
     judge, _ = judge
     src = write_input(tmp_path / "in.jsonl", n=4)
-    with pytest.raises(Interrupted):
+    with pytest.raises(KeyboardInterrupt):
         score_file(StopsAfter(judge, calls=1), src, tmp_path / "out.jsonl", chunk_size=2, progress=False)
     partial = tmp_path / "out.jsonl.partial.jsonl"
-    row = json.loads(partial.read_text().splitlines()[0])
-    partial.write_text(json.dumps({**row, "input_hash": "0" * 16}) + "\n")
-    with pytest.raises(RecordError, match="other input"):
+    header, line = partial.read_text().splitlines()[:2]
+    partial.write_text(header + "\n" + json.dumps({**json.loads(line), "row_hash": "0" * 32}) + "\n")
+    before = partial.read_bytes()
+    with pytest.raises(RecordError, match=r"out\.jsonl\.partial\.jsonl:2: row '.*' was scored from other input "
+                                          r"\(.*in\.jsonl:1: the row changed\); rerun with --restart"):
         score_file(judge, src, tmp_path / "out.jsonl", progress=False)
+    assert partial.read_bytes() == before and not (tmp_path / "out.jsonl").exists()
 
 
 def test_bad_input_writes_nothing(judge, tmp_path):

@@ -173,7 +173,7 @@ def test_mixture_counts_per_cell_and_refuses_too_many():
 
 def test_datamodule_buckets_eval_rows_by_length_and_pads_dynamically(tiny_backbone, tmp_path):
     from bertjudge.data.datamodule import JudgeDataModule
-    from bertjudge.judges.base import Collator
+    from bertjudge.core.collate import Collator
 
     data = tmp_path / "toy.jsonl"
     write_records(data, toy_records(30))

@@ -7,7 +7,8 @@ import fnmatch
 import sys
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output
+from bertjudge.core.records import RecordError
 from bertjudge.evaluation import bench
 
 
@@ -45,6 +46,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"{key:<16} {arch.kind:<8} {arch.hub_id}")
         return 0
     if args.command == "pareto":
+        if args.results and not Path(args.results).is_dir():
+            raise CommandError(f"--results {args.results}: no such folder", usage=True)
+        check_output(args.output, [])
         tables = bench.result_tables(args.results)
         title = next((t for t in tables if t.startswith(args.table)), None)
         if title is None:
@@ -64,16 +68,25 @@ def _print_ratio(rows: list[dict]) -> None:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    import torch
-
     for flag, value in (("--n", args.n), ("--reasoning-tokens", args.reasoning_tokens)):
         if value < 1:
             raise CommandError(f"{flag} must be at least 1", usage=True)
+    if args.max_timed_params <= 0:
+        raise CommandError("--max-timed-params must be above 0", usage=True)
     if args.eval and not Path(args.eval).is_file():
-        raise CommandError(f"{args.eval}: no such file", usage=True)
+        raise CommandError(f"--eval {args.eval}: {'is a folder' if Path(args.eval).is_dir() else 'no such file'}",
+                           usage=True)
     for folder in args.judge:
         if not (Path(folder) / "judge.json").is_file():
             raise CommandError(f"{folder}: not an exported judge folder (no judge.json)", usage=True)
+    if args.results:
+        check_output(args.results, folder=True, flag="--results")
+    try:
+        eval_set = bench.load_eval_set(args.eval)  # read and checked before anything is measured
+    except RecordError as err:
+        raise CommandError(str(err), usage=True) from err
+    import torch
+
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else []) if args.device == "auto" else [args.device]
     subjects = bench.default_subjects(args.registry, args.judge)
     if args.only:
@@ -81,7 +94,6 @@ def _measure(args: argparse.Namespace) -> int:
     if not subjects:
         raise CommandError(f"no subject matches {args.only}", usage=True)
     records = bench.eval_records(args.n, args.seed)
-    eval_set = bench.load_eval_set(args.eval)
     if eval_set is None:
         print(f"bench: {bench.EVAL_FILE} not found; no accuracy is measured", file=sys.stderr)
     tokenizer = bench.proxy_tokenizer()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output, check_writes
 from bertjudge.core.records import RecordError, write_records
 from bertjudge.data.sources import load_sources
 from bertjudge.pipeline import build
@@ -26,17 +26,20 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    out = check_output(args.output, folder=True)
     try:
         mix = (yaml.safe_load(Path(args.mix).read_text()) or {}) if args.mix else {}
-    except (OSError, yaml.YAMLError) as err:
-        raise CommandError(f"{args.mix}: cannot read the mix file ({err})", usage=True) from err
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+        reason = " ".join(str(err).split())  # YAML's errors span lines
+        raise CommandError(f"{args.mix}: cannot read the mix file ({reason})", usage=True) from err
     if not isinstance(mix, dict):
         raise CommandError(f"{args.mix}: the mix file must be a YAML mapping", usage=True)
     try:
         splits, manifest = build.build(load_sources(args.input), mix)
     except (RecordError, ValueError, FileNotFoundError) as err:
         raise CommandError(str(err), usage=True) from err
-    out = Path(args.output)
+    check_writes([out / f"{name}.jsonl" for name, rows in splits.items() if rows] + [out / build.MANIFEST],
+                 [*args.input, *([args.mix] if args.mix else [])])
     for name, rows in splits.items():
         if rows:
             write_records(out / f"{name}.jsonl", rows)

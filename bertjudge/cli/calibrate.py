@@ -4,8 +4,9 @@ kind of output without labels, and write the recalibrated judge."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from bertjudge.cli.common import CommandError, load_records
+from bertjudge.cli.common import CommandError, check_output, load_records
 from bertjudge.core.stats import ece_if_calibrated, expected_calibration_error
 from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.loading import Judge
@@ -48,6 +49,14 @@ def parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise CommandError("--batch-size must be at least 1", usage=True)
+    if args.folds < 0:
+        raise CommandError("--folds must be 0 (none) or more", usage=True)
+    if args.prior is not None and not 0.0 < args.prior < 1.0:
+        raise CommandError("--prior must be in (0, 1)", usage=True)
+    check_output(args.output, folder=True)
+    if Path(args.output).resolve() == Path(args.judge).resolve():
+        raise CommandError(f"--output {args.output} is the judge folder being calibrated; write to another folder",
+                           usage=True)
     records = load_records(args.data)
     judge = Judge.load(args.judge)
     if not isinstance(judge, JudgeModule):
@@ -75,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
     for name, probs in scores.items():
         print(f"{name:<72} {expected_calibration_error(probs, labels):7.4f} "
               f"{((probs >= judge.threshold) == labels).mean():9.4f}")
+    return _write(judge, args)
+
+
+def _write(judge: JudgeModule, args: argparse.Namespace) -> int:
     judge.provenance["calibration"]["data"] = args.data
     judge.export(args.output)
     print(f"wrote {args.output}")
@@ -93,7 +106,4 @@ def _label_free(judge: JudgeModule, records: list[dict], args: argparse.Namespac
             probs = result[name]
             print(f"  {name:<7} accuracy {((probs >= judge.threshold) == labels).mean():.4f}  "
                   f"ECE {expected_calibration_error(probs, labels):.4f}")
-    judge.provenance["calibration"]["data"] = args.data
-    judge.export(args.output)
-    print(f"wrote {args.output}")
-    return 0
+    return _write(judge, args)

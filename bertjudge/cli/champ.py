@@ -7,8 +7,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
-from bertjudge.core.records import RecordError, write_records
+from bertjudge.cli.common import CommandError, check_output
+from bertjudge.core.records import RecordError, is_record_file, write_records
 from bertjudge.pipeline import champ
 
 
@@ -47,6 +47,13 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--max-rows goes with --balance", usage=True)
     if args.max_rows is not None and args.max_rows < 2:
         raise CommandError("--max-rows must be at least 2 (as many correct as wrong rows)", usage=True)
+    if not is_record_file(args.output):
+        raise CommandError(f"--output {args.output}: give a .jsonl, .jsonl.gz or .parquet file", usage=True)
+    check_output(args.output, [args.input] if args.input else [])
+    if args.report:
+        check_output(args.report, [args.input, args.output] if args.input else [args.output], flag="--report")
+    if args.input and Path(args.input).is_dir():
+        raise CommandError(f"--input {args.input}: is a folder; give a CHAMP v0.json-format file", usage=True)
     try:
         problems = champ.load(args.input)
         source = champ.source_info(args.input)

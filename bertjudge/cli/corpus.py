@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output, check_writes
 from bertjudge.core import records
 from bertjudge.data import corpus
 
@@ -28,6 +28,8 @@ def parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.size < 2:
         raise CommandError("--size must be at least 2", usage=True)
+    check_output(args.output, folder=True)
+    check_writes([args.output / f"{name}.jsonl" for name in corpus.split_sizes(args.size)], [])
     splits = {name: corpus.generate(name, n, args.seed) for name, n in corpus.split_sizes(args.size).items()}
     for name, rows in splits.items():
         records.write_records(args.output / f"{name}.jsonl", rows)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output
+from bertjudge.cli.precision import add_precision_flag, apply_precision
 from bertjudge.evaluation.report import build_report, load_labelled, run_judges, write_report
+from bertjudge.evaluation.wandb_log import log_report
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.routing import SPEC_HELP, short_spec
 
@@ -28,6 +32,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=int, default=1000,
                    help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    add_precision_flag(p)
+    p.add_argument("--wandb", metavar="PROJECT",
+                   help="also log the report (tables, plots) to a wandb run of PROJECT, offline unless "
+                        "WANDB_MODE=online: written under OUTPUT/wandb/, `wandb sync` uploads it")
     return p
 
 
@@ -41,14 +49,26 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--rho must be in [0, 1]", usage=True)
     if args.batch_size < 1:
         raise CommandError("--batch-size must be at least 1", usage=True)
+    if args.bootstrap < 1:
+        raise CommandError("--bootstrap must be at least 1", usage=True)
+    check_output(args.output, folder=True)  # before any judge scores a row
     records = load_labelled(args.data)
     judges = {}
     for spec in args.judge:
         judges[_key(spec, set(judges))] = Judge.load(spec)
+        if args.precision != "fp32":
+            apply_precision(list(judges.values())[-1], args.precision, records)
     print(f"scoring {len(records)} records with {', '.join(judges)}", file=sys.stderr)
     scored = run_judges(judges, records, batch_size=args.batch_size, progress=True)
     report = build_report(records, scored["scores"], scored["details"], scored["thresholds"], args.rho,
                           args.bootstrap, args.seed, uncalibrated=scored["uncalibrated"], routing=scored["routing"])
     paths = write_report(report, args.output)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
+    if args.wandb:
+        config = {"data": args.data, "judges": args.judge, "bootstrap": args.bootstrap, "seed": args.seed,
+                  "rho": args.rho}
+        folder = log_report(report, paths, args.wandb, args.output, name=Path(args.output).name, config=config)
+        mode = os.environ.get("WANDB_MODE") or "offline"
+        sync = f"; `wandb sync {folder}` uploads it" if mode == "offline" else ""
+        print(f"logged the report to wandb project {args.wandb} ({mode}): {folder}{sync}")
     return 0

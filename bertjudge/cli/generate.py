@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output, check_writes
 from bertjudge.core.records import RecordError
 from bertjudge.pipeline import generate
 from bertjudge.pipeline.tasks import VARIANTS, get_task
@@ -47,12 +47,16 @@ def run(args: argparse.Namespace) -> int:
             raise CommandError(f"{flag} must be at least 1", usage=True)
     if any(t < 0 for t in args.temperature):
         raise CommandError("--temperature must be 0 (greedy) or above", usage=True)
+    check_output(args.output, folder=True)
     model_name = args.model_name or (Path(args.model).name if Path(args.model).exists() else args.model)
     try:
         tasks = [get_task(spec, args.category) for spec in args.tasks]
         work = [(task, task.items(args.split, args.data_dir, args.limit, args.seed)) for task in tasks]
     except (RecordError, ValueError, FileNotFoundError) as err:
         raise CommandError(str(err), usage=True) from err
+    check_writes([Path(args.output) / generate.file_name(task.name, args.split, model_name, variant, temperature)
+                  for task in tasks for variant in args.variant for temperature in args.temperature],
+                 [spec for spec in args.tasks if Path(spec).is_file()])
     try:
         backend = generate.candidate_backend(args.model, args.backend, args.server, args.batch_size, args.dtype,
                                              args.thinking)

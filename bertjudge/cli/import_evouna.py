@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from bertjudge.cli.common import CommandError
-from bertjudge.core.records import RecordError, write_records
+from bertjudge.cli.common import CommandError, check_output
+from bertjudge.core.records import RecordError, is_record_file, write_records
 from bertjudge.pipeline import evouna
 
 
@@ -20,6 +20,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not is_record_file(args.output):
+        raise CommandError(f"--output {args.output}: give a .jsonl, .jsonl.gz or .parquet file", usage=True)
+    check_output(args.output, [args.input])
     try:
         records = evouna.read_evouna(args.input, args.dataset)
     except RecordError as err:

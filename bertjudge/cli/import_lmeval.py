@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output, check_writes
 from bertjudge.core.records import RecordError, write_records
 from bertjudge.pipeline import lmeval
 
@@ -26,19 +26,26 @@ def parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.output)
+    out = check_output(args.output, folder=True)
     try:  # every file is read (and checked) before any is written
-        results = [(f, *lmeval.read_samples(f, args.model, args.filter, args.metric, args.category))
-                   for f in lmeval.sample_files(args.input)]
+        files = lmeval.sample_files(args.input)
+        results = [(f, *lmeval.read_samples(f, args.model, args.filter, args.metric, args.category)) for f in files]
     except (RecordError, FileNotFoundError) as err:
         raise CommandError(str(err), usage=True) from err
+    names = {path: _name(path, records) for path, records, _ in results if records}
+    check_writes([out / name for name in names.values()], files)
     for path, records, skipped in results:
         if skipped:
             print(f"{path.name}: skipped {skipped} documents without generated text (log-likelihood task)")
         if records:
-            model = records[0]["candidate_model"].replace("/", "--")
-            name = f"{records[0]['task']}.{model}.{lmeval.SAMPLES.match(path.name)['time']}.jsonl"
+            name = names[path]
             write_records(out / name, records)
             labelled = sum(r["label"] is not None for r in records)
             print(f"{path.name}: {len(records)} records ({labelled} labelled) → {out / name}")
     return 0
+
+
+def _name(path: Path, records: list[dict]) -> str:
+    """The output file of a samples file: ``<task>.<model>.<timestamp>.jsonl``."""
+    model = records[0]["candidate_model"].replace("/", "--")
+    return f"{records[0]['task']}.{model}.{lmeval.SAMPLES.match(path.name)['time']}.jsonl"

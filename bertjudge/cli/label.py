@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output, check_writes
 from bertjudge.core.records import RecordError, read_records
 from bertjudge.pipeline import label
 
@@ -35,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
                         ("--chunk-size", args.chunk_size)):
         if value < 1:
             raise CommandError(f"{flag} must be at least 1", usage=True)
+    check_output(args.output, folder=True)
     try:
         files = label.input_files(args.input)
+        check_writes([Path(args.output) / f.name for f in files] + [Path(args.output) / label.REPORT_FILE],
+                     [*files, *([args.labels] if args.labels else [])])
         inputs = {f: read_records(f) for f in files}  # validate everything before labelling anything
         llm = ({"server": args.server, "mode": args.mode, "max_new_tokens": args.max_new_tokens,
                 "batch_size": args.batch_size, "revision": args.revision} if args.teacher.startswith("llm:") else {})

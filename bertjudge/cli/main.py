@@ -8,10 +8,17 @@ imported only when used. Errors reach the user as one line — exit 2 for a wron
 
 from __future__ import annotations
 
+import argparse
+import gzip
 import importlib
+import io
+import os
 import sys
+import zlib
+from pathlib import Path
 
 from bertjudge.cli.common import CommandError
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import FormatError
 from bertjudge.core.judge_file import JudgeFileError
 from bertjudge.core.records import RecordError
@@ -39,8 +46,10 @@ COMMANDS = {
     "label": ("label", "label candidates with a teacher (LLM judge, rules or humans)"),
     "build": ("build", "build a balanced training mixture with in- and out-of-domain splits"),
     "import-lmeval": ("import_lmeval", "read lm-evaluation-harness samples files as records"),
+    "lmeval-report": ("lmeval_report", "judge lm-eval --log_samples output: per-task, per-model accuracy beside lm-eval's metric"),
     "import-evouna": ("import_evouna", "EVOUNA's human-judged open-QA answers (NQ/TQ) as records"),
     "champ": ("champ", "real GPT/PaLM math solutions (champ-dataset) as rule-labelled records"),
+    "serve": ("serve", "serve a judge over HTTP (LitServe): /score, /health, /metrics"),
 }
 
 USAGE = """usage: python -m bertjudge [--debug] <command> [options]
@@ -76,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             importlib.import_module("bertjudge.cli.train").run_lightning_cli([command, *rest])
             return 0
         module = importlib.import_module(f"bertjudge.cli.{COMMANDS[command][0]}")
-        args = module.parser().parse_args(rest)  # argparse exits 2 on a wrong call
+        args = _one_line_errors(module.parser(), command).parse_args(rest)  # a wrong call: CommandError, exit 2
         return int(module.run(args) or 0)
     except KeyboardInterrupt:
         print(f"bertjudge {command}: interrupted", file=sys.stderr)
@@ -84,9 +93,65 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001 - the one place where every error becomes one line
         if debug:
             raise
+        for error in (e, e.__cause__):  # a file that is not UTF-8 text, or a corrupt gzip stream: name it
+            if isinstance(error, UNREADABLE):
+                e = unreadable(error)
+                break
         code = e.exit_code if isinstance(e, CommandError) else 2 if isinstance(e, INPUT_ERRORS) else 1
         message = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        known = isinstance(e, (CommandError, *INPUT_ERRORS))
+        known = isinstance(e, (CommandError, BertJudgeError, *INPUT_ERRORS))
         hint = "" if known else f" ({type(e).__name__}; --debug shows where)"
         print(f"bertjudge {command}: {message}{hint}", file=sys.stderr)
         return code
+
+
+def _one_line_errors(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
+    """Make a wrong call (a missing or unknown flag, a bad value) one line, exit 2, instead of argparse's usage
+    text: the parser and its subcommands' parsers raise CommandError."""
+    def error(message: str):
+        raise CommandError(f"{message}; `python -m bertjudge {command} --help` lists the options", usage=True)
+
+    parsers = [parser]
+    while parsers:
+        current = parsers.pop()
+        current.error = error
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers.extend(action.choices.values())
+    return parser
+
+
+# errors of a file that is not what its name says: not UTF-8 text, or a corrupt gzip stream (zlib.error is no
+# OSError); the readers name the file themselves where they can, this names it where one did not
+UNREADABLE = (UnicodeDecodeError, zlib.error, EOFError, gzip.BadGzipFile)
+
+
+def unreadable(error: Exception) -> Exception:
+    """A RecordError naming the file being read when ``error`` was raised (the innermost frame that holds an
+    open file, or a ``path`` to one) and, for bad UTF-8, its line; a RecordError saying what when none is found."""
+    frames, tb = [], error.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    path = None
+    for frame in reversed(frames):
+        handles = [v for v in frame.f_locals.values() if isinstance(v, io.IOBase)]
+        names = [getattr(h, "name", None) for h in handles] + [frame.f_locals.get("path")]
+        path = next((Path(n) for n in names if isinstance(n, (str, os.PathLike)) and Path(n).is_file()), None)
+        if path is not None:
+            break
+    if path is None:
+        return RecordError(f"an input file is not UTF-8 text or not a readable gzip file ({error})")
+    if not isinstance(error, UnicodeDecodeError):
+        return RecordError(f"{path}: not a readable gzip file ({error})")
+    try:
+        data = path.read_bytes()
+        data = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+        data.decode("utf-8")
+        return RecordError(f"{path}: not UTF-8 text ({error.reason})")
+    except UnicodeDecodeError as bad:
+        line = data.count(b"\n", 0, bad.start) + 1
+        column = bad.start - (data.rfind(b"\n", 0, bad.start) + 1) + 1
+        return RecordError(f"{path}:{line}: not UTF-8 text (byte {column} of the line); save the file as UTF-8")
+    except (OSError, EOFError, zlib.error) as bad:
+        return RecordError(f"{path}: not a readable gzip file ({bad})")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError, load_records
+from bertjudge.cli.common import CommandError, check_output, load_records
 from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.loading import Judge
 from bertjudge.train import soup as soups
@@ -30,6 +30,13 @@ def parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if len(args.judges) < 2:
         raise CommandError("a soup needs at least two judges", usage=True)
+    check_output(args.output, folder=True)
+    if Path(args.output).resolve() in {Path(spec).resolve() for spec in args.judges}:
+        raise CommandError(f"--output {args.output} is one of the judges averaged; write to another folder",
+                           usage=True)
+    for spec in args.judges:  # every ingredient checked before any is loaded
+        if Path(spec).exists() and not (Path(spec) / "judge.json").is_file():
+            raise CommandError(f"{spec}: not an exported judge folder (no judge.json)", usage=True)
     records = load_records(args.calibrate)  # bad sources are refused before any judge is loaded
     try:
         judges = [Judge.load(spec) for spec in args.judges]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output, check_writes
 from bertjudge.core import records
 from bertjudge.data import corpus, synth
 
@@ -25,8 +25,12 @@ def parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.per_question < 1 or not 0 <= args.val_fraction < 1:
         raise CommandError("--per-question must be >= 1 and --val-fraction in [0, 1)", usage=True)
+    if args.input.is_dir():
+        raise CommandError(f"--input {args.input}: is a folder; give a JSONL file", usage=True)
     if not args.input.is_file():
-        raise CommandError(f"{args.input}: no such file", usage=True)
+        raise CommandError(f"--input {args.input}: no such file", usage=True)
+    check_output(args.output, folder=True)
+    check_writes([args.output / "train.jsonl", args.output / "val.jsonl"], [args.input])
     try:
         rows = synth.read_rows(args.input)
         made = synth.synthesize(rows, args.per_question, args.seed, args.val_fraction)

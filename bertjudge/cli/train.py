@@ -7,17 +7,35 @@ checkpoint is tested on the test sources (when given) and exported as a judge fo
 from __future__ import annotations
 
 import os
+import re
 import sys
+from argparse import ArgumentError
 from pathlib import Path
 
 from lightning.pytorch.cli import LightningCLI
 
+from bertjudge.cli.common import CommandError
+from bertjudge.core.records import RecordError
 from bertjudge.data.datamodule import JudgeDataModule
 from bertjudge.judges.base import JudgeModule
 from bertjudge.train.calibrate import calibrate
 
 
 class JudgeCLI(LightningCLI):
+    def parse_arguments(self, parser, args) -> None:
+        """Parse, then check every data source the command will read (``fit``: train, val and the test suites
+        it tests after training) and the data and export flags, before a seed is set, a model built or a step
+        taken: a missing path or a bad row is one line naming ``data.<split>`` and the file and line."""
+        super().parse_arguments(parser, args)
+        subcommand = self.config.get("subcommand")
+        if subcommand:
+            self.data_read_ahead = _check_data(self.config[subcommand], subcommand)
+
+    def after_instantiate_classes(self) -> None:
+        super().after_instantiate_classes()
+        if isinstance(self.datamodule, JudgeDataModule):
+            self.datamodule.read_ahead.update(getattr(self, "data_read_ahead", {}))  # read once, in the check
+
     def add_arguments_to_parser(self, parser) -> None:
         parser.add_argument("--export_dir", type=str | None, default=None,
                             help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)")
@@ -93,10 +111,73 @@ def _recipe(model: JudgeModule, data: JudgeDataModule, trainer) -> dict:
     }
 
 
+def _check_data(config, subcommand: str) -> dict[str, list[dict]]:
+    """The records of every source ``subcommand`` reads, read now; CommandError (usage) on the first problem."""
+    try:
+        data = JudgeDataModule(**dict(config["data"]))
+    except RecordError as err:
+        raise CommandError(str(err), usage=True) from None
+    if subcommand == "fit":
+        splits = ["train", "val"] if data.sources["val"] else ["train"]
+        if config.get("test_after_fit", True) and not config["trainer"].get("fast_dev_run"):
+            splits += [split for split in ("test", "adversarial", "real_test") if data.sources[split]]
+        export = config.get("export_dir")
+        if export and Path(export).exists() and not Path(export).is_dir():
+            raise CommandError(f"--export_dir {export}: exists and is not a folder", usage=True)
+    else:
+        splits = list(data.stage_splits(subcommand))
+    try:
+        data.read(splits)
+    except RecordError as err:
+        raise CommandError(str(err), usage=True) from None
+    return data.read_ahead
+
+
+CONFIG_FLAGS = ("--config", "-c")
+
+
+_NOISE = ("Does not validate against any of the Union subtypes", "Subtypes:", "Errors:", "Given value",
+          "Expected a <class 'NoneType'>")
+_KEY = re.compile(r'Parser key "([^"]+)":?$')
+
+
+def _one_line(message: str, configs: list[str]) -> str:
+    """A jsonargparse error as one line: the key it is about (``model.lr``) and the reasons, without the
+    type listings; a config file's problem names the file."""
+    lines = [line.strip().lstrip("- ").strip() for line in str(message).splitlines()]
+    lines = [line for line in lines if line and not line.startswith(_NOISE)]
+    keys = [m[1] for line in lines if (m := _KEY.match(line))]
+    text = ""
+    for line in (line for line in lines if not _KEY.match(line)):
+        text = f"{text}{' ' if text.endswith(':') else '; '}{line}" if text else line
+    if len(configs) == 1:
+        text = text.replace('"<unicode string>"', configs[0])
+    text = text or "invalid arguments"
+    return f"{'.'.join(keys)}: {text}" if keys else text
+
+
 def run_lightning_cli(args: list[str]) -> JudgeCLI:
+    """Run LightningCLI on ``args`` (``[subcommand, …]``). A wrong call (a missing ``--config`` file, an unknown
+    key, a bad value, a missing data path) is a CommandError (usage), one line, before anything runs."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return JudgeCLI(
-        JudgeModule, JudgeDataModule, subclass_mode_model=True,
-        args=None if args == sys.argv[1:] else args,  # None: LightningCLI reads the real command line
-        save_config_kwargs={"overwrite": True}, auto_configure_optimizers=False,
-    )
+    configs = []
+    for i, arg in enumerate(args):
+        flag, _, value = arg.partition("=")
+        if flag in CONFIG_FLAGS and not value and i + 1 < len(args):
+            value = args[i + 1]
+        if flag in CONFIG_FLAGS and value:
+            configs.append(value)
+            if not Path(value).exists():
+                raise CommandError(f"{flag} {value}: no such file", usage=True)
+            if not Path(value).is_file():
+                raise CommandError(f"{flag} {value}: not a file", usage=True)
+    strict = {"exit_on_error": False}  # parse errors raise: one line here instead of argparse's usage text
+    try:
+        return JudgeCLI(
+            JudgeModule, JudgeDataModule, subclass_mode_model=True,
+            args=None if args == sys.argv[1:] else args,  # None: LightningCLI reads the real command line
+            save_config_kwargs={"overwrite": True}, auto_configure_optimizers=False,
+            parser_kwargs={**strict, **{name: dict(strict) for name in ("fit", "validate", "test", "predict")}},
+        )
+    except ArgumentError as err:
+        raise CommandError(_one_line(str(err), configs), usage=True) from err

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, check_output
 from bertjudge.evaluation import bench
 from bertjudge.evaluation.publish import publish, render_readme
 from bertjudge.zoo import registry as zoo
@@ -71,12 +71,30 @@ def _check(args: argparse.Namespace) -> None:
         raise CommandError(f"{args.name!r} is not in {zoo.registry_path(args.registry)}; "
                            "`python -m bertjudge zoo list` shows the names", usage=True)
     if args.command == "pull" and args.local_copy is not None and not Path(args.local_copy).is_dir():
-        raise CommandError(f"--from {args.local_copy}: no such folder", usage=True)
+        what = "not a folder" if Path(args.local_copy).exists() else "no such folder"
+        raise CommandError(f"--from {args.local_copy}: {what}", usage=True)
+    if args.command == "verify":
+        folder = zoo.cache_dir(args.name, zoo.get_entry(args.name, args.registry))
+        if not zoo.manifest_path(folder).is_file():
+            raise CommandError(f"{args.name} is not pulled (no {zoo.manifest_path(folder)}); run "
+                               f"`python -m bertjudge zoo pull {args.name}` first", usage=True)
+    if args.command == "readme":
+        check_output(args.output)
     if args.command == "publish":
         if not (Path(args.path) / zoo.JUDGE_FILE).is_file():
             raise CommandError(f"{args.path}: not an exported judge folder (no {zoo.JUDGE_FILE})", usage=True)
         if args.n < 1:
             raise CommandError("--n must be at least 1", usage=True)
+        if not zoo.NAME_RE.match(args.name):
+            raise CommandError(f"--name {args.name!r}: names are `arch.tag` (lower-case letters, digits, '-' or '_', "
+                               "with at least one dot)", usage=True)
+        if "://" not in args.to:
+            check_output(args.to, folder=True, flag="--to")
+            if (Path(args.to) / args.name).exists():
+                raise CommandError(f"--to {args.to}: {Path(args.to) / args.name} exists; refusing to overwrite a "
+                                   "published judge", usage=True)
+        if args.results:
+            check_output(args.results, folder=True, flag="--results")
         if args.name in entries:
             raise CommandError(f"{zoo.registry_path(args.registry)}: {args.name!r} is already registered; "
                                "choose another tag", usage=True)

@@ -8,6 +8,17 @@ from bertjudge.core.formats import expand_references
 from bertjudge.core.records import CATEGORIES
 
 
+def pad_batch(ids: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ``input_ids`` and ``attention_mask`` of token id lists, as wide as the longest."""
+    width = max(len(row) for row in ids)
+    input_ids = torch.full((len(ids), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
+    for i, row in enumerate(ids):
+        input_ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        attention_mask[i, : len(row)] = 1
+    return input_ids, attention_mask
+
+
 class Collator:
     """Pads a list of records into a batch (dynamic padding to the longest row).
 
@@ -28,13 +39,7 @@ class Collator:
     def __call__(self, records: list[dict]) -> dict:
         fmt = getattr(self.encoder, "format", None)
         sequences, owner = expand_references(records, fmt, self.references) if fmt is not None else (records, None)
-        ids = self.encoder.encode_many(sequences)
-        width = max(len(row) for row in ids)
-        input_ids = torch.full((len(ids), width), self.encoder.pad_id, dtype=torch.long)
-        attention_mask = torch.zeros((len(ids), width), dtype=torch.long)
-        for i, row in enumerate(ids):
-            input_ids[i, : len(row)] = torch.tensor(row)
-            attention_mask[i, : len(row)] = 1
+        input_ids, attention_mask = pad_batch(self.encoder.encode_many(sequences), self.encoder.pad_id)
         labels = [-1 if r["label"] is None else r["label"] for r in records]
         extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
         return {**extra,

@@ -380,6 +380,8 @@ TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _PLAIN_NUMBER = re.compile(r"([-+]?)\$?([1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*|0)(\.\d+)?|([-+]?)\.(\d+)")
 _FRACTION = re.compile(r"([-+]?)(?:(\d+)\s+)?(\d+)\s*/\s*(\d+)")
 _SIGNED_LATEX_FRAC = re.compile(r"([-+]?)" + _LATEX_FRAC.pattern)
+# an answer with more digits is no number to compare by value (and Python refuses int() past 4,300 digits)
+MAX_NUMBER_DIGITS = 1000
 
 
 def terminating(x: Fraction, places: int = 4) -> bool:
@@ -437,8 +439,9 @@ def _words_value(text: str) -> int | None:
 def number_value(answer: str | None) -> Fraction | None:
     """The value of an answer written only as a number: '1,875', '$1,875.00', '-3.50', '.5', '13/3',
     '4 1/3', '\\frac{57}{2}' (math delimiters and emphasis around it are ignored), or in words
-    ('one hundred ninety-five'); None for anything else (units, percents, several numbers, prose)."""
-    if not isinstance(answer, str):
+    ('one hundred ninety-five'); None for anything else (units, percents, several numbers, prose) and for
+    more than ``MAX_NUMBER_DIGITS`` digits."""
+    if not isinstance(answer, str) or sum(c.isdigit() for c in answer) > MAX_NUMBER_DIGITS:
         return None
     s, previous = answer.replace("−", "-"), None
     while s != previous:

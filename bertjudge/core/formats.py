@@ -13,6 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.extract import (
     concluding_statement,
     extract_answer,
@@ -24,6 +25,7 @@ from bertjudge.core.extract import (
     qa_normalize,
     reference_recalls,
 )
+from bertjudge.core.records import normalize
 
 PARTS = {"Q": "question", "C": "candidate", "A": "answer", "R": "reference"}  # A: for open_qa rows, a
 # marked answer ("Final answer:", \\boxed{}) or else the candidate's first sentence
@@ -36,7 +38,7 @@ REFERENCE_JOIN = " | "
 _LABEL_REFERENCE = re.compile(r"\s*[(\[]?([A-Ja-j]|\d{1,2})[)\]]?[.:]?\s*")
 
 
-class FormatError(ValueError):
+class FormatError(BertJudgeError, ValueError):
     """A format that is invalid, or that does not match a checkpoint."""
 
 
@@ -290,3 +292,37 @@ class Encoder:
             head = min(fmt.candidate_head_tokens, room // 4)
             ids["candidate"] = cand[:head] + cand[len(cand) - (room - head):] if room > head else cand[:room]
         return ids
+
+
+def judge_inputs(tokenizer, format: JudgeFormat | dict, question: str | None, candidate: str,
+                 references: str | list[str], category: str | None = None) -> list[list[int]]:
+    """The token ids a judge reads for one answer: one sequence per reference it reads (``references:
+    each``: up to ``max_references`` of them, ranked as in scoring), or one sequence (``join``).
+
+    This is the input format that travels with the weights: with the judge folder's tokenizer
+    (``AutoTokenizer.from_pretrained(folder)``, which has the format's marker tokens) and the ``format``
+    saved in its ``judge.json``, ``model(input_ids=torch.tensor([ids]))`` for each sequence, the largest
+    logit, then ``sigmoid(logit / temperature + bias)`` give the same P(correct) as ``Judge.score``
+    (the model card of an exported judge shows the code). The parts are tokenized apart and glued with
+    markers or separators and truncated per segment, so the ids are built here, not by tokenizing a text.
+
+    A format with ``A`` in its order reads the candidate's final answer as bertjudge's extractor finds it
+    (``bertjudge.core.extract``), and ``reference_options`` expands option-letter references with the
+    option's text parsed from the question: such inputs need this function. ``category`` (one of
+    ``records.CATEGORIES``; None: ``other``) changes how the answer is extracted (``open_qa``) and
+    whether option letters are expanded (``multiple_choice``).
+    """
+    fmt = format if isinstance(format, JudgeFormat) else JudgeFormat.from_dict(format)
+    record = normalize({"question": question, "candidate": candidate, "references": references,
+                        "category": category}, "<judge_inputs>")
+    sequences, _ = expand_references([record], fmt)
+    return Encoder(tokenizer, fmt).encode_many(sequences)
+
+
+def judge_token_types(tokenizer, format: JudgeFormat | dict, ids: list[int]) -> list[int]:
+    """Token type ids of one sequence from ``judge_inputs``: 1 on the reference segment, 0 elsewhere. Only
+    a format with ``reference_type: true`` reads them (pass them as the model's ``token_type_ids``)."""
+    import torch
+
+    fmt = format if isinstance(format, JudgeFormat) else JudgeFormat.from_dict(format)
+    return Encoder(tokenizer, fmt).token_types(torch.tensor([ids]))[0].tolist()

@@ -4,14 +4,20 @@ threshold, calibration, provenance). The one reader and writer of that file."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
+from bertjudge.core.errors import BertJudgeError
+from bertjudge.core.formats import FormatError, JudgeFormat
+
 JUDGE_FILE = "judge.json"
+MODEL_KEYS = ("class", "format", "threshold", "temperature")  # what a trained judge's judge.json must say
 
 
-class JudgeFileError(ValueError):
-    """A judge folder whose judge.json is missing, unreadable or incomplete."""
+class JudgeFileError(BertJudgeError, ValueError):
+    """A judge folder that is incomplete or inconsistent: judge.json missing, unreadable or incomplete, or
+    its config, tokenizer or weights files missing or damaged. The message names the file."""
 
 
 def has_judge_file(folder: str | os.PathLike) -> bool:
@@ -34,6 +40,37 @@ def read_judge_config(folder: str | os.PathLike, required: tuple[str, ...] = ("c
     if missing:
         raise JudgeFileError(f"{path}: missing {', '.join(repr(k) for k in missing)}")
     return config
+
+
+def read_model_config(folder: str | os.PathLike) -> tuple[dict, JudgeFormat]:
+    """judge.json of a trained judge's folder, checked: ``class``, ``format`` (a valid input format),
+    ``threshold`` (a number in [0, 1]), ``temperature`` (a positive number), and ``bias`` and ``num_labels``
+    when given. Returns the config and its format; any problem is a ``JudgeFileError`` naming judge.json."""
+    config = read_judge_config(folder, required=MODEL_KEYS)
+    path = Path(folder) / JUDGE_FILE
+    if not isinstance(config["format"], dict):
+        raise JudgeFileError(f"{path}: 'format' must be an object of format fields, got "
+                             f"{type(config['format']).__name__}")
+    try:
+        fmt = JudgeFormat.from_dict(config["format"])
+    except (FormatError, TypeError, ValueError) as err:
+        raise JudgeFileError(f"{path}: bad 'format' ({err})") from None
+
+    def number(key: str) -> float:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise JudgeFileError(f"{path}: {key!r} must be a finite number, got {value!r}")
+        return float(value)
+
+    if not 0.0 <= number("threshold") <= 1.0:
+        raise JudgeFileError(f"{path}: 'threshold' must be between 0 and 1, got {config['threshold']!r}")
+    if number("temperature") <= 0:
+        raise JudgeFileError(f"{path}: 'temperature' must be positive, got {config['temperature']!r}")
+    if "bias" in config:
+        number("bias")
+    if config.get("num_labels", 1) not in (1, 2) or isinstance(config.get("num_labels"), bool):
+        raise JudgeFileError(f"{path}: 'num_labels' must be 1 or 2, got {config['num_labels']!r}")
+    return config, fmt
 
 
 def write_judge_config(folder: str | os.PathLike, config: dict) -> Path:

@@ -18,9 +18,12 @@ import hashlib
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from bertjudge.core.errors import BertJudgeError
 
 CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "open_qa", "other")
 SCHEMA_FIELDS = (
@@ -40,13 +43,13 @@ def _gzipped(path: Path) -> bool:
     return path.suffix == ".gz"
 
 
-class RecordError(ValueError):
+class RecordError(BertJudgeError, ValueError):
     """Bad input, with the place it was found (``file:line``)."""
 
 
 def _hash(*parts: Any) -> str:
     blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate hashes too
 
 
 def make_id(task: str, question: str | None, candidate_model: str | None,
@@ -60,6 +63,14 @@ def input_hash(record: dict) -> str:
     return _hash(record.get("question"), record["candidate"], record["references"])[:16]
 
 
+def row_hash(record: dict) -> str:
+    """Hash of a whole record: every field (category, label, meta, extra fields…), not only what a judge
+    reads. A resumable run keeps it per row, so that a row edited in any field is not taken from an
+    earlier run. Values JSON cannot write (dates from Parquet) are hashed as their text."""
+    blob = json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:32]
+
+
 def normalize(obj: Any, where: str = "<record>") -> dict:
     """Validate one raw record and fill defaults; raise RecordError naming ``where``."""
     if not isinstance(obj, dict):
@@ -69,6 +80,9 @@ def normalize(obj: Any, where: str = "<record>") -> dict:
     def bad(msg: str) -> RecordError:
         return RecordError(f"{where}: {msg}")
 
+    for key, other in (("reference", "references"), ("references", "reference")):
+        if key in rec and rec[key] is None and other in rec:  # a null column of a Parquet file is no value
+            del rec[key]
     if "references" not in rec:
         if "reference" not in rec:
             raise bad("missing field 'references' (or 'reference')")
@@ -123,24 +137,39 @@ def normalize(obj: Any, where: str = "<record>") -> dict:
     return rec
 
 
-def _lines(handle, path: Path) -> Iterator[str]:
+def _lines(handle, path: Path) -> Iterator[bytes]:
     try:
         yield from handle
-    except (OSError, EOFError) as err:  # a corrupt or truncated gzip file
+    except (OSError, EOFError, zlib.error) as err:  # a corrupt or truncated gzip file
         raise RecordError(f"{path}: not a readable gzip file ({err})") from None
 
 
 def _iter_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
     opener = gzip.open if _gzipped(path) else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for lineno, line in enumerate(_lines(handle, path), 1):
-            if not line.strip():
-                continue
+    with opener(path, "rb") as handle:  # bytes, decoded line by line: a bad byte is named by its line
+        for lineno, raw in enumerate(_lines(handle, path), 1):
             where = f"{path}:{lineno}"
             try:
-                yield where, json.loads(line)
+                line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")  # a byte-order mark is not an error
+            except UnicodeDecodeError as err:
+                raise RecordError(f"{where}: not UTF-8 text (byte {err.start + 1}); save the file as UTF-8") from None
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                if "\\ud" in line.lower():  # an escaped surrogate: refuse one that pairs with nothing
+                    json.dumps(obj, ensure_ascii=False).encode("utf-8")
+                yield where, obj
             except json.JSONDecodeError as err:
                 raise RecordError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
+            except UnicodeEncodeError:
+                raise RecordError(f"{where}: not valid Unicode (an unpaired surrogate escape, e.g. \\ud800)") from None
+            except (ValueError, RecursionError) as err:  # a number past Python's digit limit, nesting too deep
+                raise RecordError(f"{where}: JSON this reader refuses ({type(err).__name__}: "
+                                  f"{str(err)[:80]})") from None
+
+
+JSON_COLUMNS_KEY = b"bertjudge.json_columns"  # Parquet schema metadata: the columns written as JSON text
 
 
 def _iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
@@ -150,12 +179,17 @@ def _iter_parquet(path: Path) -> Iterator[tuple[str, Any]]:
         table = pq.read_table(path)
     except Exception as err:  # pyarrow raises several types for corrupt files
         raise RecordError(f"{path}: not a readable Parquet file ({err})") from None
+    try:
+        json_columns = set(json.loads((table.schema.metadata or {}).get(JSON_COLUMNS_KEY, b"[]")))
+    except (json.JSONDecodeError, TypeError):
+        raise RecordError(f"{path}: the schema metadata {JSON_COLUMNS_KEY.decode()} is not a JSON list") from None
     for row, obj in enumerate(table.to_pylist(), 1):
-        if isinstance(obj.get("meta"), str):  # written by write_records as a JSON string
-            try:
-                obj["meta"] = json.loads(obj["meta"])
-            except json.JSONDecodeError:
-                raise RecordError(f"{path}:row {row}: 'meta' is not valid JSON") from None
+        for key in json_columns | {"meta"}:  # meta: written by write_records as a JSON string
+            if isinstance(obj.get(key), str):
+                try:
+                    obj[key] = json.loads(obj[key])
+                except json.JSONDecodeError:
+                    raise RecordError(f"{path}:row {row}: {key!r} is not valid JSON") from None
         yield f"{path}:row {row}", obj
 
 
@@ -168,22 +202,30 @@ def iter_raw(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     yield from (_iter_parquet if path.suffix == ".parquet" else _iter_jsonl)(path)
 
 
-def read_with_raw(path: str | os.PathLike) -> list[tuple[dict, dict]]:
-    """(raw row, normalized record) pairs of a JSONL or Parquet file, validated as a whole.
+def read_located(path: str | os.PathLike) -> list[tuple[str, dict, dict]]:
+    """(file:line, raw row, normalized record) of a JSONL or Parquet file, validated as a whole.
 
     Refuses a missing, empty or bad file, and duplicate ids, naming the file and line.
     """
     path = Path(path)
-    pairs, seen = [], {}
+    rows, seen = [], {}
     for where, obj in iter_raw(path):
         rec = normalize(obj, where)
         if rec["id"] in seen:
             raise RecordError(f"{where}: duplicate id {rec['id']!r} (first at {seen[rec['id']]})")
         seen[rec["id"]] = where
-        pairs.append((obj, rec))
-    if not pairs:
+        rows.append((where, obj, rec))
+    if not rows:
         raise RecordError(f"{path}: empty file, no records")
-    return pairs
+    return rows
+
+
+def read_with_raw(path: str | os.PathLike) -> list[tuple[dict, dict]]:
+    """(raw row, normalized record) pairs of a JSONL or Parquet file, validated as a whole.
+
+    Refuses a missing, empty or bad file, and duplicate ids, naming the file and line.
+    """
+    return [(obj, rec) for _, obj, rec in read_located(path)]
 
 
 def read_records(path: str | os.PathLike) -> list[dict]:
@@ -208,12 +250,72 @@ def read_partial(path: Path) -> dict[str, dict]:
     return done
 
 
+def read_appended(path: str | os.PathLike) -> tuple[list[tuple[str, Any]], int]:
+    """The complete lines of an append-only JSONL file of a resumable run, strictly.
+
+    Returns ``(file:line, parsed object)`` per complete line and the number of bytes they take. A last
+    line without its newline (cut by ``kill -9``, a crash or a full disk) is left out, to be done again;
+    truncate the file to the returned size before appending to it. An unreadable line before the last
+    (garbage in the middle) is a ``RecordError`` naming the file and line. A missing file has no lines.
+    """
+    path = Path(path)
+    if not path.exists():
+        return [], 0
+    if not path.is_file():
+        raise RecordError(f"{path}: not a file")
+    data = path.read_bytes()
+    complete = data.rfind(b"\n") + 1  # bytes up to the last newline; what follows was cut
+    rows = []
+    for lineno, line in enumerate(data[:complete].split(b"\n")[:-1], 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            rows.append((where, json.loads(line.decode("utf-8"))))
+        except UnicodeDecodeError:
+            raise RecordError(f"{where}: not UTF-8 text (the file is corrupted)") from None
+        except json.JSONDecodeError as err:
+            raise RecordError(f"{where}: invalid JSON ({err.msg} at column {err.colno}); the file is "
+                              "corrupted") from None
+    return rows, complete
+
+
 def atomic_path(path: Path):
     """A temporary sibling of ``path``; rename it over ``path`` when complete."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     os.close(fd)
     return Path(tmp)
+
+
+def _nested(value: Any) -> bool:
+    return isinstance(value, dict) or isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value)
+
+
+def _parquet_table(records: Iterable[dict]):
+    """Every column of every row: the union of the rows' keys (in order of appearance), null where a row
+    has none. ``meta``, and a column whose values Arrow cannot hold in one type (numbers and strings)
+    or that holds objects (whose keys differ from row to row), are written as JSON text; the schema
+    metadata lists the latter, and ``iter_raw`` reads them back."""
+    import pyarrow as pa
+
+    rows = [dict(r, meta=json.dumps(r.get("meta", {}), ensure_ascii=False)) for r in records]
+    names = list(dict.fromkeys(key for row in rows for key in row))
+    arrays, json_columns = [], []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        array = None
+        if name != "meta" and not any(_nested(v) for v in values):
+            try:
+                array = pa.array(values)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError):
+                array = None
+        if array is None and name != "meta":
+            json_columns.append(name)
+            values = [None if v is None else json.dumps(v, ensure_ascii=False, default=str) for v in values]
+        arrays.append(array if array is not None else pa.array(values, pa.string()))
+    metadata = {JSON_COLUMNS_KEY: json.dumps(json_columns).encode()} if json_columns else None
+    return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
 
 
 def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
@@ -223,11 +325,9 @@ def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
     tmp = atomic_path(path)
     try:
         if path.suffix == ".parquet":
-            import pyarrow as pa
             import pyarrow.parquet as pq
 
-            rows = [dict(r, meta=json.dumps(r.get("meta", {}), ensure_ascii=False)) for r in records]
-            pq.write_table(pa.Table.from_pylist(rows), tmp)
+            pq.write_table(_parquet_table(records), tmp)
         elif _gzipped(path):
             with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as zipped:
                 for rec in records:  # no name or time in the header: the same records give the same bytes

@@ -8,8 +8,9 @@ import lightning as L
 import numpy as np
 from torch.utils.data import DataLoader, Sampler
 
+from bertjudge.core.collate import Collator
+from bertjudge.core.records import RecordError
 from bertjudge.data.sources import load_sources
-from bertjudge.judges.base import Collator
 
 ANY = "*"
 
@@ -25,15 +26,15 @@ def apply_mixture(records: list[dict], mixture: dict[str, dict[str, int]], seed:
         matches = [i for i, (task, model, _) in enumerate(cells)
                    if task in (ANY, rec["task"]) and model in (ANY, rec["candidate_model"] or "")]
         if len(matches) > 1:
-            raise ValueError(f"mixture cells overlap: row {rec['id']} matches "
-                             f"{[cells[i][:2] for i in matches]}; make the cells disjoint")
+            raise RecordError(f"mixture cells overlap: row {rec['id']} matches "
+                              f"{[cells[i][:2] for i in matches]}; make the cells disjoint")
         if matches:
             pools[matches[0]].append(rec)
     rng = random.Random(seed)
     chosen = []
     for (task, model, count), pool in zip(cells, pools):
         if count > len(pool):
-            raise ValueError(f"mixture asks {count} rows of task={task} model={model}, the data has {len(pool)}")
+            raise RecordError(f"mixture asks {count} rows of task={task} model={model}, the data has {len(pool)}")
         chosen += rng.sample(pool, count)
     return chosen
 
@@ -111,8 +112,19 @@ class JudgeDataModule(L.LightningDataModule):
                  batch_size: int = 16, eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0,
                  curriculum: float = 0.0):
         super().__init__()
+        for key, value, minimum in (("batch_size", batch_size, 1), ("eval_batch_size", eval_batch_size, 1),
+                                    ("num_workers", num_workers, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise RecordError(f"data.{key}: {value!r} must be a whole number of at least {minimum}")
+        if not 0.0 <= curriculum <= 1.0:
+            raise RecordError(f"data.curriculum: {curriculum!r} must be in [0, 1]")
         self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or [],
                         "adversarial": adversarial or [], "real_test": real_test or []}
+        for split, specs in self.sources.items():
+            if isinstance(specs, str) or not all(isinstance(spec, str) and spec for spec in specs):
+                raise RecordError(f"data.{split}: {specs!r} must be a list of source specs (files, folders, "
+                                  "embedded:<split>, hf:<repo>)")
+        self.read_ahead: dict[str, list[dict]] = {}  # records that ``read`` checked before training; setup takes them
         self.mixture, self.seed, self.curriculum = mixture, seed, curriculum
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.records: dict[str, list[dict]] = {}
@@ -127,26 +139,44 @@ class JudgeDataModule(L.LightningDataModule):
     def prepare_data(self) -> None:
         pass  # sources are read in setup: every process reads its own copy (files, or seeded generation)
 
-    def setup(self, stage: str) -> None:
-        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": self.test_suites,
-                  "predict": ("predict",)}[stage]
-        for split in wanted:
-            if split in self.records:
-                continue
-            if not self.sources[split]:
-                if split == "val":
-                    continue
-                raise ValueError(f"no {split} data: set data.{split} to one or more sources")
+    def stage_splits(self, stage: str) -> tuple[str, ...]:
+        """The splits a stage reads (``fit``: train and val; ``test``: every test suite given)."""
+        return {"fit": ("train", "val"), "validate": ("val",), "test": tuple(self.test_suites),
+                "predict": ("predict",)}[stage]
+
+    def read(self, splits) -> None:
+        """Read and check the sources of ``splits`` now, before any model is built or step taken (``fit`` reads
+        the test suites it tests after training too): a missing file, a bad spec or a bad row is a RecordError
+        naming ``data.<split>`` and the file and line at once, not after training. ``setup`` takes these
+        records instead of reading them again."""
+        for split in splits:
+            if split not in self.records and split not in self.read_ahead:
+                self.read_ahead[split] = self._load(split)
+
+    def _load(self, split: str) -> list[dict]:
+        if not self.sources[split]:
+            raise RecordError(f"data.{split}: no {split} data; set data.{split} to one or more sources")
+        try:
             records = load_sources(self.sources[split])
             if split == "train":
                 if self.mixture:
                     records = apply_mixture(records, self.mixture, self.seed)
                 unlabelled = sum(r["label"] is None for r in records)
                 if unlabelled:
-                    raise ValueError(f"{unlabelled} training rows have no label in {self.sources['train']}")
-            else:  # length buckets: neighbours in a batch have similar lengths, so padding is small
-                records = sorted(records, key=approximate_length)
-            self.records[split] = records
+                    raise RecordError(f"{unlabelled} training rows have no label in {self.sources['train']}")
+        except ValueError as err:  # RecordError, or a mixture the data cannot fill
+            raise RecordError(f"data.{split}: {err}") from None
+        if split != "train":  # length buckets: neighbours in a batch have similar lengths, so padding is small
+            records = sorted(records, key=approximate_length)
+        return records
+
+    def setup(self, stage: str) -> None:
+        for split in self.stage_splits(stage):
+            if split in self.records:
+                continue
+            if split == "val" and not self.sources[split]:
+                continue
+            self.records[split] = self.read_ahead.pop(split) if split in self.read_ahead else self._load(split)
         tasks = {r["task"] for rows in self.records.values() for r in rows}
         self.task_names = sorted(tasks | set(self.task_names))
         attacks = {(r.get("meta") or {}).get("attack") for rows in self.records.values() for r in rows}

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -39,23 +40,32 @@ def category_of(task: str) -> str:
 
 def _query(spec: str) -> tuple[str, dict[str, str]]:
     parts = urlsplit(spec)
-    args = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    args = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
     return parts.path, args
+
+
+def _whole(spec: str, key: str, value: str | None, minimum: int) -> int | None:
+    """The whole number of option ``key`` (None when not given); a RecordError naming the spec otherwise."""
+    if value is None:
+        return None
+    if not re.fullmatch(r"[+-]?\d{1,18}", value.strip()) or int(value) < minimum:
+        raise RecordError(f"{spec}: {key}={value!r} must be a whole number of at least {minimum}")
+    return int(value)
 
 
 def load_embedded(spec: str) -> list[dict]:
     split, args = _query(spec.split(":", 1)[1])
     if split not in corpus.SPLITS:
-        raise ValueError(f"{spec}: unknown embedded split {split!r}; choose from {', '.join(corpus.SPLITS)}")
-    n = int(args.pop("n", EMBEDDED_DEFAULT_SIZES[split]))
-    seed = int(args.pop("seed", 0))
+        raise RecordError(f"{spec}: unknown embedded split {split!r}; choose from {', '.join(corpus.SPLITS)}")
+    n = _whole(spec, "n", args.pop("n", None), 1) or EMBEDDED_DEFAULT_SIZES[split]
+    seed = _whole(spec, "seed", args.pop("seed", None), 0) or 0
     attacks = args.pop("attacks").split(",") if "attacks" in args else None
     if args:
-        raise ValueError(f"{spec}: unknown options {sorted(args)} (use n, seed, attacks)")
+        raise RecordError(f"{spec}: unknown options {sorted(args)} (use n, seed, attacks)")
     try:
         return corpus.generate(split, n, seed, attacks)
     except ValueError as e:
-        raise ValueError(f"{spec}: {e}") from None
+        raise RecordError(f"{spec}: {e}") from None
 
 
 def load_hub(spec: str) -> list[dict]:
@@ -79,20 +89,37 @@ def load_hub(spec: str) -> list[dict]:
     return records
 
 
+def _file_spec(spec: str) -> tuple[Path, dict[str, str]]:
+    """The path and options of a file or folder source (``FILE?split=…&n=…&seed=…``)."""
+    if "?" in spec and not Path(spec).exists():
+        path, args = _query(spec)
+        return Path(path), args
+    return Path(spec), {}
+
+
+def source_paths(spec: str) -> list[Path]:
+    """The path a source reads, a file or a folder (none for ``embedded:`` and ``hf:``): what an output must
+    not overwrite."""
+    return [] if spec.startswith(("embedded:", "hf:")) else [_file_spec(spec)[0]]
+
+
 def load_source(spec: str) -> list[dict]:
-    """All records of one source (see the module docstring)."""
+    """All records of one source (see the module docstring). A bad spec, a missing or unreadable file and a
+    bad row are a RecordError naming the spec, or the file and line."""
     if spec.startswith("embedded:"):
         return load_embedded(spec)
     if spec.startswith("hf:"):
         return load_hub(spec)
-    args = {}
-    if "?" in spec and not Path(spec).exists():
-        spec, args = _query(spec)
+    path, args = _file_spec(spec)
     splits = args.pop("split", None)
-    n, seed = args.pop("n", None), int(args.pop("seed", 0))
+    n = args.pop("n", None)
+    seed = _whole(spec, "seed", args.pop("seed", None), 0) or 0
     if args:
-        raise ValueError(f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed)")
-    path = Path(spec)
+        raise RecordError(f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed)")
+    if n is not None:
+        _whole(spec, "n", n, 1)
+    if not path.exists():
+        raise RecordError(f"{path}: no such file or folder")
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if is_record_file(p))
         if not files:
@@ -106,8 +133,8 @@ def load_source(spec: str) -> list[dict]:
         if not records:
             raise RecordError(f"{path}: no rows with split in {sorted(wanted)}")
     if n is not None:  # a seeded sample, in file order
-        if not n.isdigit() or int(n) > len(records):
-            raise ValueError(f"{spec}: n={n} must be a whole number of at most the {len(records)} rows it holds")
+        if int(n) > len(records):
+            raise RecordError(f"{spec}: n={n} must be a whole number of at most the {len(records)} rows it holds")
         records = [records[i] for i in sorted(random.Random(seed).sample(range(len(records)), int(n)))]
     return records
 

@@ -10,6 +10,8 @@
   last position only, whose logits give the verdict token. Generative, reasoning: that prefill plus
   ``k`` single-token decode steps with a KV cache; decode FLOPs are linear in the context length,
   so two counted steps (contexts L and L + k - 1) give the exact sum k (f(L) + f(L + k - 1)) / 2.
+  JudgeLM-style (``score10``): the JudgeLM prompt's prefill plus ``SCORE_TOKENS`` (10) decode steps
+  for the 1–10 score line, counted the same way.
 - Latency p50/p95 at batch 1, throughput at the best of a few batch sizes, peak memory (CUDA:
   ``max_memory_allocated``; CPU: the process's peak resident set growth, Linux ``VmHWM``), with
   random weights of the exact architecture where no trained weights exist offline.
@@ -40,7 +42,7 @@ from bertjudge.core.records import RECORD_SUFFIXES, read_records
 from bertjudge.data.corpus import generate
 from bertjudge.judges import backbones
 from bertjudge.judges.loading import Judge
-from bertjudge.judges.prompt import prompt_text
+from bertjudge.judges.prompt import SCORE_MODE, SCORE_TOKENS, prompt_text
 from bertjudge.judges.regex import RegexJudge
 from bertjudge.zoo import registry as zoo
 
@@ -118,13 +120,25 @@ ARCHITECTURES = {
         vocab_size=262208, hidden_size=5376, intermediate_size=21504, num_hidden_layers=62, num_attention_heads=32,
         num_key_value_heads=16, head_dim=128, sliding_window=1024, query_pre_attn_scalar=168,
         max_position_embeddings=131072)),
+    # JudgeLM-7B/13B are fine-tuned Vicuna (Llama architecture, multi-head attention)
+    "judgelm-7b": Arch("BAAI/JudgeLM-7B-v1.0", "causal", "llama", dict(
+        vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
+        num_key_value_heads=32, max_position_embeddings=2048, rms_norm_eps=1e-6, tie_word_embeddings=False)),
+    "judgelm-13b": Arch("BAAI/JudgeLM-13B-v1.0", "causal", "llama", dict(
+        vocab_size=32000, hidden_size=5120, intermediate_size=13824, num_hidden_layers=40, num_attention_heads=40,
+        num_key_value_heads=40, max_position_embeddings=2048, rms_norm_eps=1e-6, tie_word_embeddings=False)),
 }
 # generative baselines costed without a trained judge: (architecture, mode)
 GENERATIVE_BASELINES = [("qwen3-0.6b", "direct"), ("qwen3-4b", "direct"), ("qwen3-14b", "direct"),
                         ("qwen3-0.6b", "reasoning"), ("qwen3-4b", "reasoning"), ("qwen3-14b", "reasoning"),
                         ("gemma3-1b", "direct"), ("gemma3-4b", "direct"), ("gemma3-12b", "direct"),
-                        ("gemma3-27b", "direct")]
+                        ("gemma3-27b", "direct"), ("judgelm-7b", SCORE_MODE), ("judgelm-13b", SCORE_MODE)]
 ENCODER_BASELINES = ["minilm-l6", "mpnet-base", "modernbert-base"]
+
+
+def decode_steps(mode: str, k: int = REASONING_TOKENS) -> int:
+    """Tokens generated after the prefill: ``k`` (reasoning), ``SCORE_TOKENS`` (score10), 0 (direct)."""
+    return {"reasoning": k, SCORE_MODE: SCORE_TOKENS}.get(mode, 0)
 
 
 def arch_for_backbone(backbone: str) -> str | None:
@@ -176,9 +190,10 @@ def judgment_flops(config, kind: str, length: int, mode: str = "encoder", k: int
     if kind == "encoder":
         return count_flops(model, input_ids=_ids(length)), params
     flops = count_flops(model, input_ids=_ids(length), logits_to_keep=1)
-    if mode == "reasoning":
-        first, last = (_decode_step_flops(model, context) for context in (length, length + k - 1))
-        flops += k * (first + last) // 2
+    steps = decode_steps(mode, k)
+    if steps:
+        first, last = (_decode_step_flops(model, context) for context in (length, length + steps - 1))
+        flops += steps * (first + last) // 2
     return flops, params
 
 
@@ -274,11 +289,12 @@ def time_model(model, kind: str, length: int, device: str, mode: str = "encoder"
     out, notes = {}, []
     with torch.inference_mode():
         lat = _timed(forward(1), device, budget_s)
-        if mode == "reasoning":
+        steps = decode_steps(mode, k)
+        if steps:
             step = _decode_latency(model, length, device, budget_s)
-            out["latency_p50_ms"] = 1000 * (_percentile(lat, 50) + k * _percentile(step, 50))
-            out["latency_p95_ms"] = 1000 * (_percentile(lat, 95) + k * _percentile(step, 95))
-            notes.append(f"latency = prefill + {k} x measured decode step ({1000 * _percentile(step, 50):.1f} ms)")
+            out["latency_p50_ms"] = 1000 * (_percentile(lat, 50) + steps * _percentile(step, 50))
+            out["latency_p95_ms"] = 1000 * (_percentile(lat, 95) + steps * _percentile(step, 95))
+            notes.append(f"latency = prefill + {steps} x measured decode step ({1000 * _percentile(step, 50):.1f} ms)")
             out["notes"] = "; ".join(notes)
             return out
         out["latency_p50_ms"], out["latency_p95_ms"] = 1000 * _percentile(lat, 50), 1000 * _percentile(lat, 95)
@@ -313,7 +329,7 @@ class Subject:
     """One row: a judge (zoo entry, exported folder, regex) or an architecture baseline."""
 
     name: str
-    kind: str  # encoder | direct | reasoning | regex
+    kind: str  # encoder | direct | reasoning | score10 | regex
     architecture: str | None = None
     format: JudgeFormat | None = None
     folder: Path | None = None
@@ -386,9 +402,11 @@ def proxy_tokenizer():
 
 def median_tokens(records, tokenizer, subject: Subject) -> int:
     """Median token length of ``records`` as ``subject`` reads them (generative: the judging prompt)."""
-    if subject.kind in ("direct", "reasoning"):
+    if subject.kind in ("direct", "reasoning", SCORE_MODE):
         encoder = Encoder(tokenizer, JudgeFormat(order="QCR", truncation="left", max_length=1 << 20))
-        texts = [prompt_text(encoder.texts(r), ["question", "candidate", "reference"], subject.kind) for r in records]
+        parts = ["question", "reference", "candidate"] if subject.kind == SCORE_MODE else \
+            ["question", "candidate", "reference"]
+        texts = [prompt_text(encoder.texts(r), parts, subject.kind) for r in records]
         lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
     else:
         fmt = subject.format or JudgeFormat()
@@ -477,6 +495,9 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
     row["flops"], row["params"] = judgment_flops(config, model_kind, row["tokens"], subject.kind, k, subject.num_labels)
     if subject.kind == "reasoning":
         row["notes"] = f"prefill + {k} reasoning tokens (decode with KV cache)"
+    elif subject.kind == SCORE_MODE:
+        row["notes"] = (f"JudgeLM-style: prefill of the JudgeLM prompt + {SCORE_TOKENS} tokens for the 1-10 score "
+                        "line (decode with KV cache)")
     if not timing:
         return row, None
     if row["params"] >= max_timed_params:

@@ -9,7 +9,9 @@ temperature 0, else sampled with a seed) and
   concurrent requests, retries with back-off, and a clear error when the server is unreachable.
 
 ``PromptedJudge`` puts the ``GenerativeJudge`` prompt (``bertjudge.judges.prompt``) in front of a
-backend. It does not train; ``save(folder)`` writes a ``judge.json`` that ``Judge.load`` and
+backend, or, in ``score10`` mode, JudgeLM's prompt shape: a 1–10 score of the answer against the
+reference, P(correct) = (score − 1) / 9, and a verdict threshold fitted on labelled rows
+(``fit_threshold``). It does not train; ``save(folder)`` writes a ``judge.json`` that ``Judge.load`` and
 ``python -m bertjudge judge`` accept (an API key is read from an environment variable, never saved).
 """
 
@@ -29,10 +31,22 @@ import numpy as np
 from bertjudge.core.extract import final_answer
 from bertjudge.core.formats import NO_ANSWER, REFERENCE_JOIN, JudgeFormat
 from bertjudge.core.judge_file import read_judge_config, write_judge_config
+from bertjudge.core.stats import best_threshold
 from bertjudge.judges import backbones
 from bertjudge.judges.generative import generate, verdict_logits
 from bertjudge.judges.interface import BaseJudge
-from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, messages, parse_verdict, shorten
+from bertjudge.judges.prompt import (
+    PROMPTED_MODES,
+    SCORE_MODE,
+    SCORE_TOKENS,
+    VERDICT_WORDS,
+    messages,
+    parse_score,
+    parse_verdict,
+    prompt_version,
+    score_to_probability,
+    shorten,
+)
 
 
 class BackendError(RuntimeError):
@@ -204,26 +218,30 @@ class PromptedJudge(BaseJudge):
 
     Args:
         backend: a ``TransformersBackend`` or ``OpenAIBackend``.
-        mode: ``direct`` (verdict-token probability; over HTTP the server must return logprobs) or
-            ``reasoning`` (generate, then parse: 1., 0., or NaN when unreadable, flagged in ``details``).
+        mode: ``direct`` (verdict-token probability; over HTTP the server must return logprobs),
+            ``reasoning`` (generate, then parse: 1., 0., or NaN when unreadable, flagged in ``details``) or
+            ``score10`` (JudgeLM-style: generate a 1–10 score, P(correct) = (score − 1) / 9, NaN when
+            unreadable; fit the threshold on labelled rows with ``fit_threshold``).
         order: the prompt's parts, letters of ``bertjudge.core.formats`` (Q, R, C, A).
         max_chars: a longer question or candidate keeps its head and tail (no tokenizer here).
-        max_new_tokens: the generation bound of reasoning mode.
+        max_new_tokens: the generation bound of reasoning and score10 modes (default 512 and ``SCORE_TOKENS``).
         threshold: P(correct) at or above which the verdict is "correct".
     """
 
     temperature = 1.0
 
     def __init__(self, backend, mode: str = "reasoning", order: str = "QRC", max_chars: int = 6000,
-                 max_new_tokens: int = 512, threshold: float = 0.5):
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+                 max_new_tokens: int | None = None, threshold: float = 0.5):
+        if mode not in PROMPTED_MODES:
+            raise ValueError(f"mode must be one of {PROMPTED_MODES}, got {mode!r}")
+        if max_new_tokens is None:
+            max_new_tokens = SCORE_TOKENS if mode == SCORE_MODE else 512
         self.backend, self.mode, self.max_chars, self.max_new_tokens = backend, mode, max_chars, max_new_tokens
         self.order, self.parts, self.threshold = order, JudgeFormat(order=order).parts, threshold
 
     @property
     def name(self) -> str:
-        return f"{self.backend.kind}:{self.backend.config()['model']}@{PROMPT_VERSION}/{self.mode}"
+        return f"{self.backend.kind}:{self.backend.config()['model']}@{prompt_version(self.mode)}/{self.mode}"
 
     def conversation(self, record: dict) -> list[dict]:
         texts = {"question": shorten(record.get("question") or "", self.max_chars),
@@ -234,7 +252,8 @@ class PromptedJudge(BaseJudge):
         return messages(texts, self.parts, self.mode)
 
     def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
-        """Per record: ``output`` (reasoning mode), ``verdict``, ``unparsed`` and ``score``."""
+        """Per record: ``output`` (reasoning and score10 modes), ``verdict``, ``unparsed``, ``score`` and, in
+        score10 mode, ``rating`` (the 1–10 score read, None when unreadable)."""
         conversations = [self.conversation(r) for r in records]
         if self.mode == "direct":
             logits = self.backend.verdict_logits(conversations)
@@ -242,7 +261,15 @@ class PromptedJudge(BaseJudge):
             return [{"output": None, "verdict": None if math.isnan(s) else bool(s >= self.threshold),
                      "unparsed": math.isnan(s), "score": float(s)} for s in scores]
         rows = []
-        for text in self.backend.complete(conversations, self.max_new_tokens):
+        outputs = self.backend.complete(conversations, self.max_new_tokens)
+        if self.mode == SCORE_MODE:
+            for text in outputs:
+                rating = parse_score(text)
+                score = score_to_probability(rating)
+                rows.append({"output": text, "rating": rating, "verdict": None if rating is None else
+                             bool(score >= self.threshold), "unparsed": rating is None, "score": score})
+            return rows
+        for text in outputs:
             verdict = parse_verdict(text)
             rows.append({"output": text, "verdict": verdict, "unparsed": verdict is None,
                          "score": math.nan if verdict is None else float(verdict)})
@@ -252,11 +279,26 @@ class PromptedJudge(BaseJudge):
         """P(correct) per record (NaN where the verdict could not be read); ``batch_size`` is unused."""
         return np.array([row["score"] for row in self.details(records, progress)], dtype=float)
 
+    def fit_threshold(self, records: list[dict]) -> tuple[float, float]:
+        """Set ``threshold`` to the P(correct) that maximizes accuracy on the labelled ``records`` (validation
+        rows; rows whose output cannot be read are left out). Returns (threshold, accuracy on the read rows)."""
+        unlabelled = [r.get("id", i) for i, r in enumerate(records) if r.get("label") is None]
+        if unlabelled:
+            raise ValueError(f"fit_threshold needs labelled records; {len(unlabelled)} of {len(records)} have no "
+                             f"label (first {unlabelled[0]!r})")
+        scores = self.score_records(records)
+        labels = np.array([r["label"] for r in records], dtype=float)
+        read = ~np.isnan(scores)
+        if not read.any():
+            raise ValueError(f"fit_threshold: none of the {len(records)} outputs could be read; no threshold to fit")
+        self.threshold, accuracy = best_threshold(scores[read], labels[read])
+        return self.threshold, accuracy
+
     def config(self) -> dict:
         return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "backend": self.backend.config(),
                 "mode": self.mode, "order": self.order, "max_chars": self.max_chars,
                 "max_new_tokens": self.max_new_tokens, "threshold": self.threshold,
-                "temperature": self.temperature, "prompt_version": PROMPT_VERSION}
+                "temperature": self.temperature, "prompt_version": prompt_version(self.mode)}
 
     def export(self, folder: str | os.PathLike) -> Path:
         """Save the backend, prompt and threshold as a judge folder (no weights: the backend holds them)."""
@@ -266,9 +308,9 @@ class PromptedJudge(BaseJudge):
     @classmethod
     def from_export(cls, folder: str | os.PathLike, format=None) -> PromptedJudge:
         config = read_judge_config(folder, required=("class", "backend", "mode", "prompt_version"))
-        if config["prompt_version"] != PROMPT_VERSION:
+        if config["prompt_version"] != prompt_version(config["mode"]):
             raise ValueError(f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
-                             f"{PROMPT_VERSION!r}")
+                             f"{prompt_version(config['mode'])!r} in {config['mode']!r} mode")
         return cls(make_backend(config["backend"]), mode=config["mode"], order=config["order"],
                    max_chars=config["max_chars"], max_new_tokens=config["max_new_tokens"],
                    threshold=config["threshold"])

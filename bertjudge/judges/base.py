@@ -8,6 +8,8 @@ optimizer recipe, batched scoring for the API, and export to a folder with ``jud
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import shutil
@@ -18,14 +20,111 @@ import lightning as L
 import numpy as np
 import torch
 import torch.nn.functional as F
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from safetensors import SafetensorError, safe_open
 
-from bertjudge.core.collate import Collator
 from bertjudge.core.formats import JudgeFormat
-from bertjudge.core.judge_file import write_judge_config
+from bertjudge.core.judge_file import JudgeFileError, write_judge_config
 from bertjudge.core.metrics import GroupedBinaryMetrics
 from bertjudge.core.records import CATEGORIES
 from bertjudge.core.version import __version__
+from bertjudge.judges.inference import InferenceEngine
+from bertjudge.judges.inference import choose as choose_precision
 from bertjudge.judges.interface import BaseJudge, verdict_fields
+from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
+
+WEIGHTS = "model.safetensors"
+WEIGHTS_INDEX = "model.safetensors.index.json"
+# files a Hugging Face tokenizer builds its vocabulary from (one is needed; vocab.json goes with merges.txt)
+TOKENIZER_VOCABULARIES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
+                          "tokenizer.model", "spm.model", "sentencepiece.model")
+NOT_FINGERPRINTED = ("README.md",)  # the model card: words about the judge, not the judge
+
+
+def check_safetensors(path: Path) -> list[str]:
+    """The tensor names of a safetensors file, after safetensors' own header check (a missing, truncated
+    or damaged file is a ``JudgeFileError`` naming it)."""
+    if not path.is_file():
+        raise JudgeFileError(f"{path}: missing (the judge's weights)")
+    try:
+        with safe_open(str(path), framework="pt") as weights:
+            return list(weights.keys())
+    except (SafetensorError, OSError) as err:
+        raise JudgeFileError(f"{path}: not a complete safetensors file ({err}); it is truncated or damaged") from None
+
+
+def _json_file(path: Path, what: str) -> dict:
+    if not path.is_file():
+        raise JudgeFileError(f"{path}: missing ({what})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise JudgeFileError(f"{path}: not valid JSON ({err}); the file is truncated or damaged") from None
+    if not isinstance(data, dict):
+        raise JudgeFileError(f"{path}: expected a JSON object ({what})")
+    return data
+
+
+def check_export_folder(folder: str | os.PathLike, allow_pickle: bool = False,
+                        tokenizer_files: tuple[str, ...] = ("tokenizer_config.json",),
+                        vocabularies: tuple[str, ...] = TOKENIZER_VOCABULARIES) -> dict:
+    """Refuse a judge folder that is incomplete or unsafe before anything is built from it: pickle files
+    (``*.bin``, ``*.pt``, ``*.ckpt``, ``*.pkl``…, which can run code when loaded) unless ``allow_pickle``;
+    a missing or unreadable ``config.json``; a missing tokenizer file (``tokenizer_files``, and one of
+    ``vocabularies``: without them transformers silently builds a tokenizer of a few special tokens); a
+    missing, truncated or damaged ``model.safetensors`` (or a shard of a sharded one). Every error is a
+    ``JudgeFileError`` naming the file. Returns the parsed config.json."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise JudgeFileError(f"{folder}: not a folder")
+    pickles = [rel for rel in folder_files(folder) if rel.endswith(UNSAFE_SUFFIXES)]
+    if pickles and not allow_pickle:
+        raise JudgeFileError(f"{folder / pickles[0]}: a pickle file (loading it can run code); refusing the folder: "
+                             f"keep the weights as {WEIGHTS} only, or pass allow_pickle=True if you trust it")
+    config = _json_file(folder / "config.json", "the model's configuration")
+    for name in tokenizer_files:
+        if not (folder / name).is_file():
+            raise JudgeFileError(f"{folder / name}: missing (a tokenizer file); the judge's tokenizer cannot be built")
+    present = [name for name in vocabularies if (folder / name).is_file()]
+    if not present:
+        raise JudgeFileError(f"{folder / vocabularies[0]}: missing (no tokenizer vocabulary: none of "
+                             f"{', '.join(vocabularies)}); refusing to build a tokenizer without one")
+    if present == ["vocab.json"] and not (folder / "merges.txt").is_file():
+        raise JudgeFileError(f"{folder / 'merges.txt'}: missing (vocab.json needs it); the tokenizer cannot be built")
+    if "tokenizer.json" in present:
+        _json_file(folder / "tokenizer.json", "the tokenizer")
+    if (folder / WEIGHTS_INDEX).is_file():
+        index = _json_file(folder / WEIGHTS_INDEX, "the index of the weight shards")
+        shards = index.get("weight_map")
+        if not isinstance(shards, dict) or not shards:
+            raise JudgeFileError(f"{folder / WEIGHTS_INDEX}: no 'weight_map' of tensor names to shard files")
+        for shard in sorted(set(shards.values())):
+            if Path(shard).is_absolute() or ".." in Path(shard).parts:
+                raise JudgeFileError(f"{folder / WEIGHTS_INDEX}: shard {shard!r} is outside the folder")
+            check_safetensors(folder / shard)
+    elif not (folder / WEIGHTS).is_file() and allow_pickle and pickles:
+        pass  # pickled weights, allowed by the caller
+    else:
+        check_safetensors(folder / WEIGHTS)
+    return config
+
+
+def check_loaded(judge, folder: Path, config: dict, info: dict | None) -> None:
+    """After a judge was built from ``folder``: its tokenizer and weights belong together (no token beyond
+    the embeddings, no embeddings resized for new tokens, every weight of the model in the file)."""
+    embeddings = judge.model.get_input_embeddings().num_embeddings
+    vocab = config.get("vocab_size") or config.get("text_config", {}).get("vocab_size")
+    if getattr(judge, "_resized", False) or len(judge.tokenizer) > embeddings:
+        raise JudgeFileError(f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens, more than the "
+                             f"{vocab or embeddings} embeddings of {WEIGHTS}; the tokenizer files and the weights "
+                             "do not belong together")
+    if vocab and len(judge.tokenizer) < vocab // 2:
+        raise JudgeFileError(f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens for a model of {vocab} "
+                             "(config.json vocab_size); the tokenizer files do not belong to these weights")
+    missing = sorted((info or {}).get("missing_keys") or [])
+    if missing:
+        raise JudgeFileError(f"{folder / WEIGHTS}: lacks weights the model needs ({', '.join(missing[:3])}"
+                             f"{'…' if len(missing) > 3 else ''}); the judge would score with random weights")
 
 
 class JudgeModule(BaseJudge, L.LightningModule):
@@ -45,6 +144,8 @@ class JudgeModule(BaseJudge, L.LightningModule):
     """
 
     judge_kind = "base"
+    precision = "fp32"  # the inference engine's mode: fp32, bf16 or int8 (set_precision)
+    token_budget: int | None = None  # rows x padded length per scoring batch; None: batch_size x max_length
 
     def __init__(self, format: JudgeFormat | None = None, lr: float = 2e-5, warmup_ratio: float = 0.05,
                  weight_decay: float = 0.01, effective_batch_size: int | None = 32,
@@ -179,30 +280,54 @@ class JudgeModule(BaseJudge, L.LightningModule):
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     # --- scoring (the Judge API) ---------------------------------------------------------------
+    export_folder: Path | None = None  # the folder it was loaded from (``from_export``)
+    _folder_hashes: dict[str, str] | None = None
+
     @property
     def name(self) -> str:
         return self.provenance.get("name", self.judge_kind)
 
+    def fingerprint(self) -> dict[str, str]:
+        """What its scores depend on, for resumable runs: class, name, the sha256 of ``judge_config``
+        (format, threshold, calibration), the inference precision and, for a judge loaded from a folder, the sha256 of each file of
+        it (judge.json, config, tokenizer, weights; hashed once), else of its weights in memory."""
+        config = {k: v for k, v in self.judge_config().items() if k not in ("bertjudge_version", "metrics")}
+        found = {"class": f"{type(self).__module__}.{type(self).__qualname__}", "name": self.name,
+                 "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest(),
+                 "precision": self.precision}
+        if self.export_folder is not None:
+            if self._folder_hashes is None:
+                self._folder_hashes = {rel: digest for rel, digest in hash_folder(Path(self.export_folder)).items()
+                                       if rel not in NOT_FINGERPRINTED}
+            return {**found, **self._folder_hashes}
+        digest = hashlib.sha256()
+        for key, tensor in sorted(self.state_dict().items()):
+            digest.update(key.encode())
+            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        return {**found, "weights": digest.hexdigest()}
+
     @torch.inference_mode()
     def logits_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        """Uncalibrated logits for records, batched by length, returned in input order."""
-        was_training = self.training
-        self.eval()
-        collate = Collator(self.encoder)
-        order = sorted(range(len(records)), key=lambda i: len(records[i]["candidate"]))
-        out = np.empty(len(records), dtype=np.float64)
-        batches = range(0, len(order), batch_size)
-        if progress:
-            from tqdm.auto import tqdm
+        """Uncalibrated logits for records, in input order, through the inference engine
+        (``bertjudge.judges.inference``) in the judge's ``precision``: batches filled to
+        ``token_budget`` tokens (default: ``batch_size`` rows at the format's maximum length)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        budget = self.token_budget or batch_size * self.format.max_length
+        return InferenceEngine(self, self.precision, budget).logits(records, progress=progress)
 
-            batches = tqdm(batches, desc=f"judging with {self.name}", unit="batch")
-        for start in batches:
-            idx = order[start: start + batch_size]
-            batch = collate([records[i] for i in idx])
-            batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
-            out[idx] = self.record_logits(batch).float().cpu().numpy()
-        self.train(was_training)
-        return out
+    def set_precision(self, precision: str, check_records: list[dict] | None = None) -> list:
+        """Score in ``precision`` from now on (``bertjudge.judges.inference.PRECISIONS``), or ``auto``: the
+        fastest mode whose verdicts agree with fp32 on ``check_records`` (and whose scores stay within
+        the stated tolerance). Returns the checks made (empty unless ``auto``)."""
+        if precision != "auto":
+            InferenceEngine(self, precision)  # validates the name
+            self.precision = precision
+            return []
+        if not check_records:
+            raise ValueError("precision 'auto' needs records to check the modes against fp32 on")
+        self.precision, checks = choose_precision(self, check_records)
+        return checks
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Calibrated P(correct) for records, in input order."""
@@ -252,24 +377,209 @@ class JudgeModule(BaseJudge, L.LightningModule):
         return folder
 
 
+MODEL_ID_PLACEHOLDER = "path/to/this/folder"
+SUITE_NAMES = {"test": "held-out test", "real_test": "real-output test", "adversarial": "adversarial test",
+               "val": "validation"}
+TRANSFORMERS_SNIPPET = '''import json
+from pathlib import Path
+
+import torch
+from huggingface_hub import snapshot_download
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+from bertjudge.core.formats import {imports}
+
+model_id = "{model_id}"  # this folder, or the judge's Hub id
+folder = Path(model_id) if Path(model_id).is_dir() else Path(snapshot_download(model_id))
+config = json.loads((folder / "judge.json").read_text())  # format, temperature, bias, threshold
+tokenizer = AutoTokenizer.from_pretrained(folder)
+model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
+
+
+@torch.inference_mode()
+def p_correct(question, candidate, references, category=None):
+    """P(correct): the largest logit over the sequences the judge reads (one per reference read), calibrated."""
+    logits = []
+    for ids in judge_inputs(tokenizer, config["format"], question, candidate, references, category):
+{types}        out = model(input_ids=torch.tensor([ids]){extra}).logits[0]
+        logits.append(out[0] if len(out) == 1 else out[1] - out[0])  # num_labels 2: l1 - l0
+    return torch.sigmoid(max(logits) / config["temperature"] + config.get("bias", 0.0)).item()
+
+
+p = p_correct("What is 2+3?", "2+3 = 5. Final answer: 5", ["5"])
+print(f"P(correct) = {{p:.3f}}, verdict: {{p >= config['threshold']}}")'''
+TOKEN_TYPES_LINE = ("        types = torch.tensor([judge_token_types(tokenizer, config[\"format\"], ids)])"
+                    "  # reference_type: 1 on the reference\n")
+MODEL_CARD_TEMPLATE = """---
+{{ card_data }}
+---
+
+# {{ title }}
+
+A judge of LLM answers: it reads (question, candidate answer, reference answers) and returns P(the candidate
+is correct). Made with [bertjudge](https://github.com/bertjudge/bertjudge) ({{ kind }}, bertjudge
+{{ version }}).
+
+## Use with bertjudge
+
+```python
+from bertjudge import Judge
+
+judge = Judge.load("{{ model_id }}")  # a folder, or a Hub id: Judge.load("org/name", revision="<commit>")
+judge.score(["What is 2+3?"], ["2+3 = 5. Final answer: 5"], [["5", "five"]])  # P(correct) per answer
+```
+
+`Judge.load` takes `device=` and `dtype=`; a Hub id's commit is recorded in `judge.provenance["hub"]` and
+its files are checked against the Hub's hashes at every load.
+
+## Use with transformers alone
+
+{% if snippet -%}
+The weights are a plain `AutoModelForSequenceClassification`. The input is not one text: the parts
+(question, candidate, references) are tokenized apart, joined with {{ glue }} and truncated per part, so
+build the token ids with `bertjudge.core.formats.judge_inputs` and the format saved in `judge.json`, then
+apply the saved temperature and bias (P = sigmoid(logit / temperature + bias)), take the largest over
+the references read, and compare with the saved threshold. This gives the scores of `Judge.score`.
+
+```python
+{{ snippet }}
+```
+{%- else -%}
+This judge ({{ kind }}) is not a sequence classifier: load it with `Judge.load` (above).
+{%- endif %}
+
+## Input format
+
+{{ extractor_note }}
+
+| field | value |
+|---|---|
+{% for key, value in format_rows -%}
+| {{ key }} | `{{ value }}` |
+{% endfor %}
+Calibration (in `judge.json`): threshold {{ threshold }}, temperature {{ temperature }}, bias {{ bias }}.
+
+## Evaluation
+
+{% if metric_rows -%}
+Measured after training (`judge.json` → `metrics`){% if real_categories %}; the real-output test (answers of
+real LLMs) per category: {{ real_categories }}{% endif %}.
+
+| test set | group | metric | value |
+|---|---|---|---|
+{% for suite, group, metric, value in metric_rows -%}
+| {{ suite }} | {{ group }} | {{ metric }} | {{ value }} |
+{% endfor -%}
+{%- else -%}
+No evaluation results were recorded in `judge.json`.
+{%- endif %}
+
+## Provenance
+
+{% for key, value in provenance -%}
+- {{ key }}: {{ value }}
+{% else -%}
+- unknown
+{% endfor %}"""
+
+
+def _hub_like(value) -> bool:
+    text = str(value or "")
+    return text.count("/") == 1 and not text.startswith((".", "/")) and " " not in text and not Path(text).exists()
+
+
+def _extractor_note(fmt: dict) -> str:
+    """What the format reads, said plainly: whether it needs bertjudge's answer extractor."""
+    order = fmt["order"]
+    if "A" in order:
+        note = (f"**This format needs bertjudge's answer extractor.** The order `{order}` reads `A`: the candidate's "
+                "final answer as `bertjudge.core.extract` finds it (a `Final answer:` line, `\\boxed{}`, an option "
+                "letter, else the last number; for an `open_qa` row a marked answer, else the first sentence"
+                + (" or the concluding statement" if fmt.get("answer_statement") else "")
+                + (", written with its value" if fmt.get("answer_value") else "")
+                + "). `transformers` alone cannot rebuild this input; `judge_inputs` does.")
+    else:
+        note = (f"**No answer extractor needed**: the order `{order}` reads the parts as given "
+                "(Q question, C candidate, R references); `judge_inputs` only tokenizes them apart, adds the "
+                "markers or separators and truncates each part as in training.")
+    if fmt.get("reference_options"):
+        note += (" With `reference_options`, a multiple-choice reference given as an option letter is read with "
+                 "the option's text parsed from the question (bertjudge's option parser): pass "
+                 "`category=\"multiple_choice\"`.")
+    if fmt.get("references") == "each":
+        note += (f" Each reference is read apart (at most {fmt.get('max_references')}, those sharing most words with "
+                 "the candidate) and the largest logit counts.")
+    else:
+        note += " Several references are read joined by ` | `."
+    return note
+
+
+def _metric_rows(metrics: dict) -> list[tuple[str, str, str, str]]:
+    """(test set, group, metric, value) of judge.json's ``metrics`` (``suite/metric[/group]`` keys)."""
+    rows = []
+    for key, value in sorted(metrics.items()):
+        parts = key.split("/", 2)
+        if len(parts) < 2 or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        suite, metric, group = parts[0], parts[1], parts[2] if len(parts) == 3 else "all"
+        shown = f"{int(value)}" if metric == "n" else f"{float(value):.4f}"
+        rows.append((SUITE_NAMES.get(suite, suite), group, metric, shown))
+    return rows
+
+
+def _eval_results(metrics: dict) -> list[EvalResult]:
+    """The accuracies of judge.json's ``metrics`` as Hub model-index results (overall, and per category)."""
+    results = []
+    for key, value in sorted(metrics.items()):
+        parts = key.split("/", 2)
+        if len(parts) < 2 or parts[1] != "acc" or isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        group = parts[2] if len(parts) == 3 else None
+        if group is not None and not group.startswith("category="):
+            continue
+        category = group.split("=", 1)[1] if group else None
+        results.append(EvalResult(
+            task_type="text-classification", task_name="LLM answer judging", dataset_type=parts[0],
+            dataset_name=SUITE_NAMES.get(parts[0], parts[0]) + (f" ({category})" if category else ""),
+            dataset_config=category, metric_type="accuracy", metric_value=round(float(value), 4),
+            metric_name="accuracy" + (f" ({category})" if category else "")))
+    return results
+
+
 def model_card(config: dict) -> str:
+    """The README.md of an exported judge, a ``huggingface_hub.ModelCard`` rendered from ``MODEL_CARD_TEMPLATE``:
+    metadata (base model, license, datasets, tags, the accuracies in ``config["metrics"]`` as eval results),
+    how to load it with bertjudge and, for an encoder judge, with ``transformers`` plus
+    ``bertjudge.core.formats.judge_inputs`` (``TRANSFORMERS_SNIPPET``, the same scores as ``Judge.score``),
+    the input format (and whether it needs bertjudge's answer extractor), the metrics and the provenance."""
     fmt = config["format"]
-    prov = config.get("provenance", {})
-    lines = [
-        "---", "library_name: transformers", "tags: [bertjudge, llm-evaluation, judge]", "---", "",
-        f"# {prov.get('name', 'bertjudge judge')}", "",
-        "A judge of LLM answers: reads (question, candidate answer, reference answer) and returns "
-        "P(candidate is correct). Made with [bertjudge](https://github.com/bertjudge/bertjudge).", "",
-        "```python", "from bertjudge import Judge", "judge = Judge.load(\"path/to/this/folder\")",
-        "judge.score([\"What is 2+3?\"], [\"2+3 = 5. Final answer: 5\"], [\"5\"])", "```", "",
-        "## Input format", "",
-        f"Order `{fmt['order']}`, {fmt['markers']}, max {fmt['max_length']} tokens, "
-        f"{fmt['truncation']} truncation. Threshold {config['threshold']}, temperature {config['temperature']:.4g}"
-        f"{', bias {:.4g}'.format(config['bias']) if config.get('bias') else ''}.",
-        "", "## Provenance", "",
-    ]
-    lines += [f"- {key}: {value}" for key, value in prov.items()] or ["- unknown"]
-    if config.get("metrics"):
-        lines += ["", "## Held-out metrics", "", "| metric | value |", "|---|---|"]
-        lines += [f"| {k} | {v:.4f} |" for k, v in config["metrics"].items() if isinstance(v, float)]
-    return "\n".join(lines) + "\n"
+    prov = config.get("provenance") or {}
+    kind = str(config.get("class", "")).rpartition(".")[2] or "judge"
+    name = str(prov.get("name") or "bertjudge judge")
+    hub = prov.get("hub") if isinstance(prov.get("hub"), dict) else {}
+    model_id = hub.get("repo") or MODEL_ID_PLACEHOLDER
+    metrics = config.get("metrics") or {}
+    base_model = next((str(prov[k]) for k in ("backbone", "checkpoint") if _hub_like(prov.get(k))), None)
+    datasets = config.get("datasets") or prov.get("datasets")
+    sequence_classifier = kind == "EncoderJudge"
+    card_data = ModelCardData(
+        model_name=name, base_model=base_model, license=config.get("license") or prov.get("license"),
+        datasets=datasets, library_name="transformers" if kind in ("EncoderJudge", "GenerativeJudge") else None,
+        pipeline_tag="text-classification" if sequence_classifier else None,
+        tags=["bertjudge", "llm-evaluation", "judge", f"bertjudge-{kind.lower()}"],
+        eval_results=_eval_results(metrics) or None)
+    snippet = ""
+    if sequence_classifier:
+        token_types = bool(fmt.get("reference_type"))
+        snippet = TRANSFORMERS_SNIPPET.format(
+            model_id=model_id, imports="judge_inputs, judge_token_types" if token_types else "judge_inputs",
+            types=TOKEN_TYPES_LINE if token_types else "", extra=", token_type_ids=types" if token_types else "")
+    real = sorted({k.split("=", 1)[1] for k in metrics if k.startswith("real_test/acc/category=")})
+    card = ModelCard.from_template(
+        card_data, template_str=MODEL_CARD_TEMPLATE, title=name, kind=kind, version=__version__, model_id=model_id,
+        snippet=snippet, glue="marker tokens" if fmt.get("markers") == "markers" else "the tokenizer's separator",
+        extractor_note=_extractor_note(fmt), format_rows=[(k, str(v).replace("|", "\\|")) for k, v in fmt.items()],
+        threshold=config.get("threshold"), temperature=config.get("temperature"), bias=config.get("bias", 0.0),
+        metric_rows=_metric_rows(metrics), real_categories=", ".join(real),
+        provenance=[(k, v) for k, v in prov.items()])
+    return str(card).rstrip("\n") + "\n"

@@ -8,7 +8,9 @@ segment ids; the question is not read.
 
 The raw BLEURT score ``s`` becomes P(correct) = sigmoid((s − bleurt_threshold) / temperature);
 ``bleurt_threshold`` is chosen on validation data (``fit_threshold``, or at each validation epoch)
-and stored in ``judge.json``. Fine-tuning (BCE on that logit) is optional.
+and stored in ``judge.json``. It is part of the module's state (``get_extra_state``), so a checkpoint
+carries the threshold fitted with its weights, and loading the best checkpoint after ``fit`` restores
+that threshold, not the last validation's. Fine-tuning (BCE on that logit) is optional.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from transformers import BertConfig, BertModel
 from transformers.models.bert.modeling_bert import BertEmbeddings
 
 from bertjudge.core.formats import Encoder, JudgeFormat
-from bertjudge.core.judge_file import read_judge_config
+from bertjudge.core.judge_file import JudgeFileError, read_model_config
 from bertjudge.core.stats import best_threshold
-from bertjudge.judges.base import JudgeModule
+from bertjudge.judges.base import WEIGHTS, JudgeModule, check_export_folder
 
 BERT_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
              "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
@@ -196,6 +198,13 @@ class BleurtJudge(JudgeModule):
         self.bleurt_threshold = best_threshold(self.raw_scores(records), [r["label"] for r in records])[0]
         return self.bleurt_threshold
 
+    def get_extra_state(self) -> torch.Tensor:
+        """The threshold, saved in ``state_dict`` (float64, not cast with the weights' dtype)."""
+        return torch.tensor(float(self.bleurt_threshold), dtype=torch.float64)
+
+    def set_extra_state(self, state) -> None:
+        self.bleurt_threshold = float(state)
+
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         super().validation_step(batch, batch_idx)
         if self.hparams.fit_threshold_on_val:
@@ -226,13 +235,33 @@ class BleurtJudge(JudgeModule):
         return {**super().judge_config(), "bleurt_threshold": self.bleurt_threshold}
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> BleurtJudge:
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
+                    allow_pickle: bool = False) -> BleurtJudge:
+        """Load an exported judge; refuse a format other than the one it was made with, and a folder that is
+        incomplete or inconsistent (judge.json with ``bleurt_threshold``, config.json, ``vocab.txt`` or
+        ``spm.model``, ``model.safetensors``; pickle files unless ``allow_pickle``)."""
         folder = Path(folder)
-        config = read_judge_config(folder, required=("class", "format", "threshold", "temperature"))
-        saved = JudgeFormat.from_dict(config["format"])
+        config, saved = read_model_config(folder)
+        threshold = config.get("bleurt_threshold")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+            raise JudgeFileError(f"{folder / 'judge.json'}: 'bleurt_threshold' must be a number, got {threshold!r}")
+        model_config = check_export_folder(folder, allow_pickle=allow_pickle, tokenizer_files=(),
+                                           vocabularies=("vocab.txt", "spm.model"))
+        if model_config.get("model_type") != "bleurt":
+            raise JudgeFileError(f"{folder / 'config.json'}: model_type {model_config.get('model_type')!r}, not 'bleurt'")
         if format is not None:
             format.check_matches(saved, str(folder))
-        judge = cls(checkpoint=str(folder), format=saved, bleurt_threshold=config["bleurt_threshold"],
-                    temperature=config["temperature"], bias=config.get("bias", 0.0))
+        try:
+            judge = cls(checkpoint=str(folder), format=saved, bleurt_threshold=threshold,
+                        temperature=config["temperature"], bias=config.get("bias", 0.0))
+        except ValueError as err:
+            if "not a BLEURT checkpoint" not in str(err):
+                raise
+            raise JudgeFileError(f"{folder / WEIGHTS}: {err}") from None
+        vocab = model_config.get("vocab_size")
+        if isinstance(vocab, int) and len(judge.tokenizer) > vocab:
+            raise JudgeFileError(f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens, more than the {vocab} "
+                                 f"embeddings of {WEIGHTS}; the tokenizer files and the weights do not belong together")
         judge.provenance = config.get("provenance", {})
+        judge.export_folder = folder
         return judge.eval()

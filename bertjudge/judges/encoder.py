@@ -9,9 +9,9 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from bertjudge.core.formats import Encoder, JudgeFormat
-from bertjudge.core.judge_file import read_judge_config
+from bertjudge.core.judge_file import read_model_config
 from bertjudge.judges import backbones
-from bertjudge.judges.base import JudgeModule
+from bertjudge.judges.base import JudgeModule, check_export_folder, check_loaded
 
 
 class EncoderJudge(JudgeModule):
@@ -45,7 +45,7 @@ class EncoderJudge(JudgeModule):
         self.save_hyperparameters(ignore=["format"])
         self.hparams["format"] = self.format.to_dict()
         path = backbones.resolve(backbone)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         missing = [t for t in self.format.new_tokens if t not in self.tokenizer.get_vocab()]
         if missing:
             self.tokenizer.add_special_tokens({"additional_special_tokens": missing})
@@ -54,17 +54,20 @@ class EncoderJudge(JudgeModule):
             overrides["attn_implementation"] = attn_implementation
         if dropout is not None:
             overrides.update(hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout)
+        self._loading_info, self._resized = None, False  # checked by from_export
         if pretrained:
-            self.model = AutoModelForSequenceClassification.from_pretrained(path, **overrides)
+            self.model, self._loading_info = AutoModelForSequenceClassification.from_pretrained(
+                path, output_loading_info=True, trust_remote_code=False, **overrides)
         else:
             from transformers import AutoConfig
 
-            config = AutoConfig.from_pretrained(path, **overrides)
+            config = AutoConfig.from_pretrained(path, trust_remote_code=False, **overrides)
             self.model = AutoModelForSequenceClassification.from_config(config)
         if self.model.config.pad_token_id is None and self.tokenizer.pad_token_id is not None:
             self.model.config.pad_token_id = self.tokenizer.pad_token_id
         if len(self.tokenizer) > self.model.get_input_embeddings().num_embeddings:
             self.model.resize_token_embeddings(len(self.tokenizer))
+            self._resized = True
         self.model.train()  # transformers 5 returns models in eval mode
         self.encoder = Encoder(self.tokenizer, self.format)
         if self.format.reference_type and getattr(self.model.config, "type_vocab_size", 0) < 2:
@@ -81,16 +84,21 @@ class EncoderJudge(JudgeModule):
         self.tokenizer.save_pretrained(folder)
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> EncoderJudge:
-        """Load an exported judge; refuse a format other than the one it was trained with."""
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
+                    allow_pickle: bool = False) -> EncoderJudge:
+        """Load an exported judge; refuse a format other than the one it was trained with, and a folder that
+        is incomplete or inconsistent (``base.check_export_folder``: judge.json, config, tokenizer files,
+        ``model.safetensors``; pickle files unless ``allow_pickle``). No code from the folder is run."""
         folder = Path(folder)
-        config = read_judge_config(folder, required=("class", "format", "threshold", "temperature"))
-        saved = JudgeFormat.from_dict(config["format"])
+        config, saved = read_model_config(folder)
+        model_config = check_export_folder(folder, allow_pickle=allow_pickle)
         if format is not None:
             format.check_matches(saved, str(folder))
         judge = cls(backbone=str(folder), format=saved, num_labels=config.get("num_labels", 1),
                     threshold=config["threshold"], temperature=config["temperature"], bias=config.get("bias", 0.0))
+        check_loaded(judge, folder, model_config, judge._loading_info)
         judge.provenance = config.get("provenance", {})
+        judge.export_folder = folder
         return judge.eval()
 
     def judge_config(self) -> dict:

@@ -20,9 +20,9 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from bertjudge.core.collate import Collator
 from bertjudge.core.formats import Encoder, JudgeFormat
-from bertjudge.core.judge_file import read_judge_config
+from bertjudge.core.judge_file import JudgeFileError, read_model_config
 from bertjudge.judges import backbones
-from bertjudge.judges.base import JudgeModule
+from bertjudge.judges.base import JudgeModule, check_export_folder, check_loaded
 from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, parse_verdict, prompt_text
 
 
@@ -155,12 +155,15 @@ class GenerativeJudge(JudgeModule):
         self.save_hyperparameters(ignore=["format"])
         self.hparams["format"] = self.format.to_dict()
         path = backbones.resolve(backbone)
-        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=False)
         kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
+        self._loading_info = None  # checked by from_export
         if pretrained:
-            model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
+            model, self._loading_info = AutoModelForCausalLM.from_pretrained(
+                path, output_loading_info=True, trust_remote_code=False, **kwargs)
         else:
-            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(path), **kwargs)
+            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(path, trust_remote_code=False),
+                                                     **kwargs)
         if lora_r:
             from peft import LoraConfig, get_peft_model
 
@@ -191,6 +194,8 @@ class GenerativeJudge(JudgeModule):
     @torch.inference_mode()
     def details(self, records: list[dict], progress: bool = False, batch_size: int = 8) -> list[dict]:
         """Per record: ``output`` (reasoning mode), ``verdict``, ``unparsed`` and ``score``."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         was_training = self.training
         self.eval()
         collate, rows = Collator(self.encoder), []
@@ -234,11 +239,18 @@ class GenerativeJudge(JudgeModule):
                 "verdict_token_ids": self.encoder.verdict_ids}
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> GenerativeJudge:
-        """Load an exported judge; refuse another format or another prompt version than it was made with."""
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
+                    allow_pickle: bool = False) -> GenerativeJudge:
+        """Load an exported judge; refuse another format or another prompt version than it was made with,
+        and a folder that is incomplete or inconsistent (``base.check_export_folder``: judge.json, config,
+        tokenizer files, ``model.safetensors``; pickle files unless ``allow_pickle``). No code from the
+        folder is run."""
         folder = Path(folder)
-        config = read_judge_config(folder, required=("class", "format", "threshold", "temperature"))
-        saved = JudgeFormat.from_dict(config["format"])
+        config, saved = read_model_config(folder)
+        for key in ("mode", "thinking", "max_new_tokens", "prompt_version"):
+            if key not in config:
+                raise JudgeFileError(f"{folder / 'judge.json'}: missing {key!r} (a generative judge's)")
+        model_config = check_export_folder(folder, allow_pickle=allow_pickle)
         if format is not None:
             format.check_matches(saved, str(folder))
         if config["prompt_version"] != PROMPT_VERSION:
@@ -247,5 +259,7 @@ class GenerativeJudge(JudgeModule):
         judge = cls(backbone=str(folder), format=saved, mode=config["mode"], lora_r=0, thinking=config["thinking"],
                     max_new_tokens=config["max_new_tokens"], threshold=config["threshold"],
                     temperature=config["temperature"], bias=config.get("bias", 0.0))
+        check_loaded(judge, folder, model_config, judge._loading_info)
         judge.provenance = config.get("provenance", {})
+        judge.export_folder = folder
         return judge.eval()

@@ -52,6 +52,10 @@ class BaseJudge(ABC):
         scores = self.score_records(records, batch_size=batch_size, progress=progress)
         return [{"unparsed": False, **verdict_fields(float(s), self.threshold)} for s in scores]
 
+    def parts(self) -> list[BaseJudge]:
+        """The judges that score: itself, or a routing judge's stages."""
+        return [self]
+
     def describe(self) -> dict:
         """Name, kind (class) and threshold: what a report says about the judge."""
         return {"name": self.name, "kind": type(self).__name__, "threshold": float(self.threshold)}

@@ -66,18 +66,34 @@ def _as_math(s: str) -> str:
 
 
 def math_equal(references: list[str], answer: str) -> tuple[bool, bool]:
-    """(equivalent to some reference, answer parsed) with Math-Verify, time-bounded in any thread."""
+    """(equivalent to some reference, answer parsed) with Math-Verify, time-bounded in any thread. A
+    comparison that runs out of time is not a mismatch: the row comes out unparsed, (False, False)."""
     from math_verify import parse, verify
+    from math_verify.errors import TimeoutException
 
     in_main = threading.current_thread() is threading.main_thread()
     timeout = MATH_TIMEOUT_S if in_main else None  # math_verify's own timeout uses signal.alarm
 
+    def equal(reference: str, predicted) -> bool:
+        """Math-Verify's answer, with its errors as no match (as it gives them) but its time-outs raised."""
+        try:
+            gold = parse(_as_math(reference[:MAX_MATH_CHARS]), parsing_timeout=timeout, raise_on_error=True)
+            return bool(gold) and verify(gold, predicted, timeout_seconds=timeout, raise_on_error=True)
+        except TimeoutException:
+            raise
+        except Exception:  # noqa: BLE001 - sympy fails on some pairs: no match, as Math-Verify itself returns
+            return False
+
     def work() -> tuple[bool, bool]:
-        predicted = parse(_as_math(answer[:MAX_MATH_CHARS]), parsing_timeout=timeout)
-        if all(isinstance(x, str) for x in predicted):  # nothing, or only the raw-string fallback
+        try:
+            predicted = parse(_as_math(answer[:MAX_MATH_CHARS]), parsing_timeout=timeout, raise_on_error=True)
+            if all(isinstance(x, str) for x in predicted):  # nothing, or only the raw-string fallback
+                return False, False
+            return any(equal(ref, predicted) for ref in references), True
+        except TimeoutException:
             return False, False
-        golds = (parse(_as_math(ref[:MAX_MATH_CHARS]), parsing_timeout=timeout) for ref in references)
-        return any(gold and verify(gold, predicted, timeout_seconds=timeout) for gold in golds), True
+        except Exception:  # noqa: BLE001 - an answer Math-Verify cannot parse
+            return False, False
 
     if in_main:
         return work()

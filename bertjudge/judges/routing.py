@@ -136,6 +136,9 @@ class CascadeJudge(BaseJudge):
         """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
         return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
 
+    def parts(self) -> list[BaseJudge]:
+        return [self.rules, *self.model.parts(), *(self.expensive.parts() if self.expensive is not None else [])]
+
     def describe(self) -> dict:
         """Name, kind, threshold and ``routing``: the rows each stage decided since the last reset."""
         return {**super().describe(), "routing": self.routing}

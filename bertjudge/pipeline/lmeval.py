@@ -6,7 +6,8 @@ per document and filter (``doc_id``, ``doc``, ``target``, ``arguments``, ``resps
 Each document becomes one record: the prompt the model saw (``arguments``), the raw response
 ``resps[0][0]`` as candidate, the target as reference (the final part of a GSM8K-style
 "… #### 42" target, the content of a ``\\boxed{}``), and the label from a 0/1 metric of the chosen
-filter (``label_source`` ``rule:lm-eval:<metric>``). Every filter's result is kept in ``meta``.
+filter (``label_source`` ``rule:lm-eval:<metric>``; bertjudge's own in-harness metric is never
+the default). Every filter's result is kept in ``meta``.
 Log-likelihood tasks (multiple choice scored without generating text) have no candidate: skipped.
 """
 
@@ -22,6 +23,7 @@ from bertjudge.data.sources import category_of
 
 SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.:]+)\.jsonl$")
 BINARY_METRICS = ("exact_match", "acc", "em", "exact", "correct")
+OWN_METRICS = "bertjudge"  # bertjudge's own in-harness metrics (pipeline/lmeval_metric.py) label no row
 _PREFIXES = {  # lm-eval task families → categories
     "mmlu": "multiple_choice", "arc": "multiple_choice", "truthfulqa": "multiple_choice", "gpqa": "multiple_choice",
     "hellaswag": "multiple_choice", "squad": "context_extraction", "drop": "context_extraction",
@@ -79,18 +81,19 @@ def read_samples(path: str | Path, model: str | None = None, filter_name: str | 
     records, skipped = [], 0
     for doc_id, by_filter in docs.items():
         chosen = filter_name or next(iter(by_filter))
-        if chosen not in by_filter:
-            raise RecordError(f"{path}: doc {doc_id} has no filter {chosen!r} (it has {', '.join(by_filter)})")
-        row, lineno = by_filter[chosen]
+        row, lineno = by_filter.get(chosen, next(iter(by_filter.values())))  # the raw response is every filter's
         where = f"{path}:{lineno}"
         try:
             candidate, prompt = row["resps"][0][0], _prompt(row["arguments"])
         except (KeyError, IndexError, TypeError):
             raise RecordError(f"{where}: missing resps or arguments") from None
-        if not isinstance(candidate, str):  # log-likelihood task: scores, not text
+        if not isinstance(candidate, str):  # log-likelihood task: scores, not text (whatever the filter)
             skipped += 1
             continue
-        names = [metric] if metric else [m for m in row.get("metrics", BINARY_METRICS) if m in row]
+        if chosen not in by_filter:
+            raise RecordError(f"{path}: doc {doc_id} has no filter {chosen!r} (it has {', '.join(by_filter)})")
+        names = [metric] if metric else [m for m in row.get("metrics", BINARY_METRICS)
+                                         if m in row and not m.startswith(OWN_METRICS)]
         value = row.get(names[0]) if names else None
         label = int(value) if value in (0, 1) else None  # 0., 1., True, False; not f1 scores
         refs = references(row["target"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from bertjudge.core.calibration import calibrated, cross_fitted, fit_calibration
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.stats import expected_calibration_error, prior_shift
 from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.routing import CascadeJudge
@@ -30,7 +31,7 @@ def calibrate(model: JudgeModule, records: list[dict], fit_bias: bool = False,
     return {**fitted, "rows": len(labelled), "prior": float(labels.mean()), "ece_before": before, "ece_after": after}
 
 
-class CalibrationError(ValueError):
+class CalibrationError(BertJudgeError, ValueError):
     """Rows that cannot calibrate a judge (one class only, none at all, no recorded prior)."""
 
 

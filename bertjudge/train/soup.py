@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import torch
 
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.judges.base import JudgeModule
 
 
-class SoupError(ValueError):
+class SoupError(BertJudgeError, ValueError):
     """Ingredients that cannot be averaged."""
 
 

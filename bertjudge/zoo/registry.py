@@ -30,6 +30,7 @@ from urllib.parse import unquote, urlsplit
 
 import yaml
 
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import FormatError, JudgeFormat
 from bertjudge.core.version import __version__
 
@@ -46,7 +47,7 @@ OPTIONAL = ("revision_pinned", "files", "num_labels", "threshold", "temperature"
 MEASURED_HINT = "measured numbers (accuracy, FLOPs, latency) belong in benchmarks/results/*.csv, not the registry"
 
 
-class ZooError(RuntimeError):
+class ZooError(BertJudgeError, RuntimeError):
     """A bad registry entry, a failed or refused pull, a hash mismatch."""
 
 
@@ -288,10 +289,17 @@ def file_source(entry: dict, registry: str | os.PathLike | None = None) -> Path:
 
 def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str | os.PathLike | None = None,
          force: bool = False, trust_remote_code: bool = False, token: str | None = None) -> Path:
-    """The cached folder of entry ``name``, downloaded and verified first when not there yet."""
+    """The cached folder of entry ``name``, downloaded and verified first when not there yet; a cached
+    folder is re-hashed against the hashes recorded when it was pulled (and the registry's), and refused
+    when a file was changed, removed or added since (``force`` pulls it again)."""
     entry = get_entry(name, registry)
     folder = cache_dir(name, entry)
     if folder.is_dir() and manifest_path(folder).is_file() and not force:
+        problems = verify(name, registry)
+        if problems:
+            more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+            raise ZooError(f"{name}: the cached files in {folder} changed since they were pulled ({problems[0]}{more}); "
+                           f"refusing them: `python -m bertjudge zoo pull {name} --force` pulls it again")
         return folder
     scheme, location, revision = parse_source(entry["source"])
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,161 @@
+"""Throughput of a trained judge: the loop a user would write against every inference mode, in one run.
+
+    python benchmarks/throughput.py --judge runs/quickstart/judge            # 512 rows of development data
+
+On the same rows (a realistic length mix: EVOUNA's short open-QA answers, SmolLM2's multiple-choice and
+extraction answers, CHAMP's long math chains of thought — development sets, not the test set), with the
+same input text and maximum length as the judge:
+
+- ``naive``: what a user would write with transformers alone — fixed batches of 32 rows in input order,
+  each padded to its longest row, fp32;
+- ``fp32``, ``bf16``, ``int8``: bertjudge's inference engine (``bertjudge.judges.inference``: one
+  tokenization, rows sorted by length, batches filled to a token budget).
+
+Prints samples/s, the ratio to the naive loop, useful-FLOP utilization (FLOPs of the non-padding tokens ÷
+time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest score difference
+with fp32, and the process's peak RSS; writes ``benchmarks/results/throughput-<host>.csv``. Times are the
+median of ``--repeats`` timed passes (``torch.utils.benchmark``), and the load average is recorded: a
+figure measured on a busy machine is marked so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import resource
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils import benchmark
+from torch.utils.flop_counter import FlopCounterMode
+
+from bertjudge.core.collate import pad_batch
+from bertjudge.core.formats import expand_references
+from bertjudge.data.sources import load_source
+from bertjudge.judges.inference import DEFAULT_TOKEN_BUDGET, PRECISIONS, InferenceEngine
+from bertjudge.judges.loading import Judge
+
+DATA = ["data/real/evouna-tq-v1.jsonl.gz?split=val&n=192&seed=0", "data/real/manual-v3.jsonl.gz?n=320&seed=0"]
+RESULTS = Path("benchmarks/results")
+BUSY_LOAD = 0.5  # load average per core above which a run is marked busy
+
+
+def gemm_peak(dtype: torch.dtype, n: int = 2048) -> float:
+    """FLOP/s of an n×n matmul on this machine, now."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    seconds = benchmark.Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange(min_run_time=1.0).median
+    return 2 * n**3 / seconds
+
+
+def naive_logits(judge, records: list[dict], batch_size: int = 32) -> np.ndarray:
+    """The loop a user would write: fixed batches in input order, padded to their longest row, fp32."""
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(records), batch_size):
+            chunk = records[start:start + batch_size]
+            sequences, owner = expand_references(chunk, judge.format)
+            input_ids, mask = pad_batch(judge.encoder.encode_many(sequences), judge.encoder.pad_id)
+            logits = judge({"input_ids": input_ids, "attention_mask": mask}).float().numpy()
+            best = np.full(len(chunk), -np.inf)
+            np.maximum.at(best, np.asarray(owner), logits)
+            out.append(best)
+    return np.concatenate(out)
+
+
+def useful_flops(judge, records: list[dict]) -> float:
+    """FLOPs of one forward pass over every sequence at its own length (no padding), counted by
+    ``torch.utils.flop_counter`` once per distinct length."""
+    sequences, _ = expand_references(records, judge.format)
+    lengths = [len(ids) for ids in judge.encoder.encode_many(sequences)]
+    per_length = {}
+    with torch.inference_mode():
+        for length in sorted(set(lengths)):
+            ids = torch.full((1, length), judge.encoder.pad_id + 1, dtype=torch.long)
+            counter = FlopCounterMode(display=False)
+            with counter:
+                judge({"input_ids": ids, "attention_mask": torch.ones_like(ids)})
+            per_length[length] = counter.get_total_flops()
+    return float(sum(per_length[length] for length in lengths))
+
+
+def timed(fn, repeats: int) -> float:
+    timer = benchmark.Timer("fn()", globals={"fn": fn})
+    return statistics.median(timer.timeit(1).median for _ in range(repeats))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--judge", default="runs/quickstart/judge", help="an exported trained judge")
+    parser.add_argument("--data", nargs="+", default=DATA, help="the rows (source specs); default: dev sets")
+    parser.add_argument("--modes", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
+    parser.add_argument("--token-budget", type=int, default=DEFAULT_TOKEN_BUDGET)
+    parser.add_argument("--repeats", type=int, default=3, help="timed passes per mode (the median is kept)")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--output", type=Path, help="the CSV to write (default benchmarks/results/throughput-<host>.csv)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    judge = Judge.load(args.judge)
+    records = [r for spec in args.data for r in load_source(spec)]
+    load_before = os.getloadavg()[0]
+    peak = {"fp32": gemm_peak(torch.float32), "bf16": gemm_peak(torch.bfloat16)}
+    flops = useful_flops(judge, records)
+    print(f"{len(records)} rows; useful forward FLOPs {flops / 1e9:.1f} G; GEMM peak fp32 {peak['fp32'] / 1e9:.0f} "
+          f"GFLOP/s, bf16 {peak['bf16'] / 1e9:.0f} GFLOP/s; {args.threads} threads", file=sys.stderr)
+
+    def probs(logits):
+        return judge.probabilities(torch.from_numpy(logits)).numpy()
+
+    rows = []
+    reference = None
+    naive_seconds = timed(lambda: naive_logits(judge, records), args.repeats)
+    naive = probs(naive_logits(judge, records))
+    runs = [("naive", naive_seconds, naive)]
+    for mode in args.modes:
+        engine = InferenceEngine(judge, mode, args.token_budget)
+        engine.logits(records[:8])  # warm-up: the int8 copy, oneDNN kernels
+        seconds = timed(lambda engine=engine: engine.logits(records), args.repeats)
+        runs.append((mode, seconds, probs(engine.logits(records))))
+    reference = dict((m, p) for m, _, p in runs).get("fp32", naive)
+    load_after = os.getloadavg()[0]
+    busy = max(load_before, load_after) / (os.cpu_count() or 1) > BUSY_LOAD
+    for mode, seconds, p in runs:
+        rows.append({
+            "mode": mode, "rows": len(records), "seconds": round(seconds, 3),
+            "samples_per_s": round(len(records) / seconds, 2), "vs_naive": round(naive_seconds / seconds, 2),
+            "useful_flop_utilization_fp32_peak": round(flops / seconds / peak["fp32"], 3),
+            "verdict_agreement_fp32": round(float(np.mean((p >= judge.threshold) == (reference >= judge.threshold))), 4),
+            "max_score_diff_fp32": round(float(np.max(np.abs(p - reference))), 4),
+            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "token_budget": args.token_budget if mode != "naive" else "",
+            "gemm_peak_fp32_gflops": round(peak["fp32"] / 1e9), "gemm_peak_bf16_gflops": round(peak["bf16"] / 1e9),
+            "threads": args.threads, "cpu": platform.processor() or platform.machine(),
+            "load_avg": f"{load_before:.2f}/{load_after:.2f}", "busy": busy, "judge": args.judge,
+        })
+    header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9}"
+    print(header)
+    for r in rows:
+        print(f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
+              f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB")
+    if busy:
+        print(f"the machine was busy (load {load_before:.2f}/{load_after:.2f} on {os.cpu_count()} cores): these figures "
+              "are marked busy and not for publication", file=sys.stderr)
+    out = args.output or RESULTS / f"throughput-{platform.node() or 'host'}.csv"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".csv.tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, out)
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""``Judge.load("org/name", revision=...)``: a judge from the Hugging Face Hub, through the real
+``snapshot_download`` in offline mode, from a local folder laid out as the Hub's cache
+(``models--org--name/refs``, ``snapshots/<commit>``, ``blobs``, ``trees/<commit>.json``), built here from
+exported tiny judges; the commit is recorded, and a wrong revision or a changed file is refused."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from huggingface_hub import constants
+
+from bertjudge.core.judge_file import JudgeFileError
+from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.judges.loading import Judge
+
+REPO = "acme/tiny-judge"
+MAIN, TAGGED = "a" * 39 + "1", "b" * 39 + "2"  # two commits: main, and the tag v1
+LFS = ("model.safetensors",)  # files the Hub keeps in LFS (blob named by sha256)
+QUESTIONS, CANDIDATES, REFERENCES = ["What is 2+3?", "Capital of France?"], ["5", "Lyon, I think."], [["5"], ["Paris"]]
+
+
+def git_blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def add_commit(cache: Path, repo: str, folder: Path, commit: str, refs=("main",), links: bool = True,
+               tree: bool = True) -> Path:
+    """Put ``folder`` in the cache as ``repo`` at ``commit``, as ``snapshot_download`` leaves it: each file a
+    link to its blob (named by sha256 for LFS files, by git blob id for the others), the refs, the tree
+    listing; ``links=False``: plain copies and no listing (a cache without the Hub's hashes)."""
+    storage = cache / f"models--{repo.replace('/', '--')}"
+    snapshot = storage / "snapshots" / commit
+    listing = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel, data = path.relative_to(folder).as_posix(), path.read_bytes()
+        target = snapshot / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if rel in LFS:
+            sha = hashlib.sha256(data).hexdigest()
+            pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
+            etag = sha
+            listing[rel] = {"size": len(data), "blob_id": git_blob_id(pointer), "lfs_sha256": sha, "lfs_size": len(data)}
+        else:
+            etag = git_blob_id(data)
+            listing[rel] = {"size": len(data), "blob_id": etag}
+        if links:
+            blob = storage / "blobs" / etag
+            blob.parent.mkdir(parents=True, exist_ok=True)
+            blob.write_bytes(data)
+            target.symlink_to(os.path.relpath(blob, target.parent))
+        else:
+            target.write_bytes(data)
+    for ref in refs:
+        (storage / "refs" / ref).parent.mkdir(parents=True, exist_ok=True)
+        (storage / "refs" / ref).write_text(commit)
+    if links and tree:
+        (storage / "trees").mkdir(exist_ok=True)
+        (storage / "trees" / f"{commit}.json").write_text(json.dumps({"format_version": 1, "files": listing}))
+    return snapshot
+
+
+@pytest.fixture(scope="module")
+def judges(tiny_backbone, tmp_path_factory):
+    """Two exported tiny judges that score differently (two commits of one repo)."""
+    root = tmp_path_factory.mktemp("hub-judges")
+    return (EncoderJudge(backbone=tiny_backbone, temperature=0.02).export(root / "main"),
+            EncoderJudge(backbone=tiny_backbone, temperature=0.05, bias=1.0).export(root / "v1"))
+
+
+@pytest.fixture
+def hub_cache(tmp_path, monkeypatch):
+    """An empty Hugging Face cache (HF_HUB_CACHE), offline."""
+    cache = tmp_path / "hub"
+    cache.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))  # read by huggingface_hub at import
+    assert constants.is_offline_mode()  # tests/conftest.py: HF_HUB_OFFLINE=1
+    return cache
+
+
+def test_load_by_hub_id_and_revision_records_the_commit(judges, hub_cache):
+    main, v1 = judges
+    add_commit(hub_cache, REPO, main, MAIN)
+    add_commit(hub_cache, REPO, v1, TAGGED, refs=("v1",))
+    judge = Judge.load(REPO)
+    assert judge.provenance["hub"] == {"repo": REPO, "revision": "main", "commit": MAIN}
+    scores = judge.score(QUESTIONS, CANDIDATES, REFERENCES)
+    np.testing.assert_allclose(scores, Judge.load(str(main)).score(QUESTIONS, CANDIDATES, REFERENCES), atol=1e-6)
+    tagged = Judge.load(REPO, revision="v1")
+    assert tagged.provenance["hub"] == {"repo": REPO, "revision": "v1", "commit": TAGGED}
+    assert tagged.temperature == 0.05 and tagged.bias == 1.0
+    assert not np.allclose(tagged.score(QUESTIONS, CANDIDATES, REFERENCES), scores)
+    by_commit = Judge.load(f"{REPO}@{MAIN}")  # the revision inside the spec (as --judge takes it)
+    assert by_commit.provenance["hub"]["commit"] == MAIN and by_commit.temperature == 0.02
+    assert not (hub_cache / f"models--{REPO.replace('/', '--')}" / "bertjudge").exists()  # every file had a Hub hash
+
+
+def test_wrong_revision_is_refused(judges, hub_cache):
+    add_commit(hub_cache, REPO, judges[0], MAIN)
+    for revision in ("v9", "c" * 40):
+        with pytest.raises(FileNotFoundError, match=rf"{REPO}@{revision}: .*no revision '{revision}'") as err:
+            Judge.load(REPO, revision=revision)
+        assert "\n" not in str(err.value) and "HF_HUB_OFFLINE" in str(err.value)
+    with pytest.raises(FileNotFoundError, match="acme/other@main"):
+        Judge.load("acme/other")
+    with pytest.raises(ValueError, match="revision= applies to a Hub id"):
+        Judge.load(str(judges[0]), revision="main")
+
+
+@pytest.mark.parametrize("changed", ["model.safetensors", "judge.json"])
+def test_a_file_changed_in_the_cache_is_refused(judges, hub_cache, changed):
+    snapshot = add_commit(hub_cache, REPO, judges[0], MAIN)
+    Judge.load(REPO)
+    blob = (snapshot / changed).resolve()  # the blob the snapshot links to
+    data = bytearray(blob.read_bytes())
+    data[len(data) // 2] ^= 1
+    blob.write_bytes(bytes(data))
+    with pytest.raises(JudgeFileError, match=rf"{changed}: (sha256|git-sha1) \w+ differs from the Hub's") as err:
+        Judge.load(REPO)
+    assert "\n" not in str(err.value)
+
+
+def test_a_link_switched_to_another_blob_is_refused(judges, hub_cache):
+    snapshot = add_commit(hub_cache, REPO, judges[0], MAIN)
+    other = add_commit(hub_cache, REPO, judges[1], TAGGED, refs=("v1",))
+    (snapshot / "judge.json").unlink()
+    (snapshot / "judge.json").symlink_to(os.readlink(other / "judge.json"))  # a valid blob, of another commit
+    with pytest.raises(JudgeFileError, match="judge.json: links to blob .* but the Hub lists"):
+        Judge.load(REPO)
+
+
+def test_without_hub_hashes_the_first_load_is_recorded_and_later_changes_refused(judges, hub_cache):
+    snapshot = add_commit(hub_cache, REPO, judges[0], MAIN, links=False)  # plain files, no tree listing
+    judge = Judge.load(REPO)
+    manifest = hub_cache / f"models--{REPO.replace('/', '--')}" / "bertjudge" / f"{MAIN}.manifest.json"
+    recorded = json.loads(manifest.read_text())["files"]
+    assert recorded["judge.json"] == hashlib.sha256((snapshot / "judge.json").read_bytes()).hexdigest()
+    assert "model.safetensors" in recorded and judge.provenance["hub"]["commit"] == MAIN
+    Judge.load(REPO)  # unchanged: loads
+    config = json.loads((snapshot / "judge.json").read_text())
+    (snapshot / "judge.json").write_text(json.dumps({**config, "temperature": 9.0}))
+    with pytest.raises(JudgeFileError, match=r"judge.json: changed since the first load of acme/tiny-judge@a+1"):
+        Judge.load(REPO)
+    shutil.copy(judges[0] / "judge.json", snapshot / "judge.json")
+    (snapshot / "extra.txt").write_text("new")
+    with pytest.raises(JudgeFileError, match="extra.txt: is new since the first load"):
+        Judge.load(REPO)
+
+
+def test_device_and_dtype(judges):
+    folder = str(judges[0])
+    fp32 = Judge.load(folder).score(QUESTIONS, CANDIDATES, REFERENCES)
+    judge = Judge.load(folder, device="cpu", dtype="bfloat16")
+    assert {p.dtype for p in judge.parameters()} == {torch.bfloat16} and judge.device.type == "cpu"
+    np.testing.assert_allclose(judge.score(QUESTIONS, CANDIDATES, REFERENCES), fp32, atol=0.1)
+    assert Judge.load(folder, dtype=torch.float16).model.dtype == torch.float16
+    with pytest.raises(ValueError, match="dtype 'int8': give a floating dtype"):
+        Judge.load(folder, dtype="int8")
+    assert Judge.load("regex", device="cpu").name  # a rule judge: nothing to move
