@@ -42,7 +42,7 @@ from bertjudge.judges.loading import Judge
 
 DATA = ["data/real/evouna-tq-v1.jsonl.gz?split=val&n=192&seed=0", "data/real/manual-v3.jsonl.gz?n=320&seed=0"]
 RESULTS = Path("benchmarks/results")
-BUSY_LOAD = 0.5  # load average per core above which a run is marked busy
+BUSY_LOAD = 0.5  # load average per core, before the run starts, above which the run is marked busy
 
 
 def gemm_peak(dtype: torch.dtype, n: int = 2048) -> float:
@@ -122,8 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         seconds = timed(lambda engine=engine: engine.logits(records), args.repeats)
         runs.append((mode, seconds, probs(engine.logits(records))))
     reference = dict((m, p) for m, _, p in runs).get("fp32", naive)
-    load_after = os.getloadavg()[0]
-    busy = max(load_before, load_after) / (os.cpu_count() or 1) > BUSY_LOAD
+    load_after = os.getloadavg()[0]  # includes this run's own threads: recorded, not judged
+    busy = load_before / (os.cpu_count() or 1) > BUSY_LOAD
     for mode, seconds, p in runs:
         rows.append({
             "mode": mode, "rows": len(records), "seconds": round(seconds, 3),

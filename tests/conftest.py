@@ -18,8 +18,7 @@ TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "in
 
 def make_tiny_backbone(folder, model_type: str = "bert"):
     """A random-weight encoder of ``model_type`` with the MiniLM tokenizer, saved as an HF folder."""
-    import torch
-    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
     extra = {"bert": {}, "eurobert": {"num_key_value_heads": 2, "bos_token_id": 101, "eos_token_id": 102,
@@ -27,10 +26,17 @@ def make_tiny_backbone(folder, model_type: str = "bert"):
              "modernbert": {"global_attn_every_n_layers": 1, "local_attention": 64, "max_position_embeddings": 512,
                             "bos_token_id": 101, "eos_token_id": 102, "sep_token_id": 102, "cls_token_id": 101},
              "mpnet": {"bos_token_id": 101, "eos_token_id": 102}}
-    config = AutoConfig.for_model(model_type, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                                  **TINY, **extra[model_type])
+    return save_random_model(AutoModel, tokenizer, folder, model_type, **TINY, **extra[model_type])
+
+
+def save_random_model(auto_class, tokenizer, folder, model_type: str, **config) -> str:
+    """A model of ``model_type`` with seeded random weights and ``tokenizer``, saved as an HF folder."""
+    import torch
+    from transformers import AutoConfig
+
+    config = AutoConfig.for_model(model_type, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, **config)
     torch.manual_seed(0)
-    AutoModel.from_config(config).save_pretrained(folder)
+    auto_class.from_config(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return str(folder)
 

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 import torch
 import yaml
+from conftest import save_random_model
 
 from bertjudge.cli.train import run_lightning_cli
+from bertjudge.core.collate import Collator
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges import backbones
-from bertjudge.core.collate import Collator
 from bertjudge.judges.generative import GenerativeJudge, left_pad
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.prompt import PROMPT_VERSION, parse_verdict
@@ -34,14 +35,10 @@ def smollm2_tokenizer():
 
 
 def make_tiny_causal_lm(folder, tokenizer, model_type="llama"):
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM
 
-    config = AutoConfig.for_model(model_type, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
-                                  bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, **TINY)
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
+    return save_random_model(AutoModelForCausalLM, tokenizer, folder, model_type, bos_token_id=tokenizer.bos_token_id,
+                             eos_token_id=tokenizer.eos_token_id, **TINY)
 
 
 @pytest.fixture(scope="module")

@@ -24,18 +24,27 @@ def has_judge_file(folder: str | os.PathLike) -> bool:
     return (Path(folder) / JUDGE_FILE).is_file()
 
 
+def read_json_object(path: Path, what: str) -> dict:
+    """The JSON object in ``path`` (``what`` it holds, for the message); a missing file, bad JSON or
+    another JSON value is a ``JudgeFileError`` naming the file."""
+    if not path.is_file():
+        raise JudgeFileError(f"{path}: missing ({what})")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise JudgeFileError(f"{path}: not valid JSON ({err}); the file is truncated or damaged") from None
+    if not isinstance(data, dict):
+        raise JudgeFileError(f"{path}: expected a JSON object ({what})")
+    return data
+
+
 def read_judge_config(folder: str | os.PathLike, required: tuple[str, ...] = ("class",)) -> dict:
     """The parsed judge.json of ``folder``; a missing file, bad JSON or a missing ``required`` key is
     a ``JudgeFileError`` naming the file."""
     path = Path(folder) / JUDGE_FILE
     if not path.is_file():
         raise JudgeFileError(f"{folder}: not a judge folder (no {JUDGE_FILE})")
-    try:
-        config = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise JudgeFileError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(config, dict):
-        raise JudgeFileError(f"{path}: expected a JSON object")
+    config = read_json_object(path, "the judge's configuration")
     missing = [key for key in required if key not in config]
     if missing:
         raise JudgeFileError(f"{path}: missing {', '.join(repr(k) for k in missing)}")

@@ -240,7 +240,8 @@ class _PartialFile:
 
 
 # --- scoring ----------------------------------------------------------------------------------------
-def _error_text(err: BaseException) -> str:
+def error_text(err: BaseException) -> str:
+    """One line for a failed row's ``error`` field: the exception's type and the first line of its message."""
     message = str(err).strip().splitlines()
     text = f"{type(err).__name__}: {message[0]}" if message else type(err).__name__
     return text if len(text) <= 500 else text[:497] + "..."
@@ -253,7 +254,7 @@ def _scores(judge, records: list[dict], batch_size: int) -> list[float]:
     return [float(s) for s in scores]
 
 
-def _isolating(judge, records: list[dict], batch_size: int) -> list[float | BaseException]:
+def score_isolated(judge, records: list[dict], batch_size: int) -> list[float | BaseException]:
     """A score per record, or the exception that scoring it raised: a failing chunk is scored again a
     batch at a time, and a failing batch a row at a time, so that one bad row fails alone."""
     try:
@@ -266,7 +267,7 @@ def _isolating(judge, records: list[dict], batch_size: int) -> list[float | Base
     size = batch_size if len(records) > batch_size else 1
     out: list[float | BaseException] = []
     for start in range(0, len(records), size):
-        out += _isolating(judge, records[start: start + size], batch_size)
+        out += score_isolated(judge, records[start: start + size], batch_size)
     return out
 
 
@@ -306,16 +307,16 @@ def score_file(judge, input_path: str | Path, output_path: str | Path, batch_siz
         try:
             for start in range(0, len(todo), chunk_size):
                 chunk = todo[start: start + chunk_size]
-                results = _isolating(judge, [rec for _, _, rec in chunk], batch_size)
+                results = score_isolated(judge, [rec for _, _, rec in chunk], batch_size)
                 lines_out = []
                 for (where, raw, rec), result in zip(chunk, results):
                     if isinstance(result, BaseException):
                         if strict:
                             file.write(lines_out)
                             raise RowFailed(f"{where}: row {rec['id']!r} could not be scored by {judge_name} "
-                                            f"({_error_text(result)}); stopped (--strict); the rows scored before "
+                                            f"({error_text(result)}); stopped (--strict); the rows scored before "
                                             f"it are kept in {partial}") from result
-                        fields = {"score": None, "verdict": None, "error": _error_text(result)}
+                        fields = {"score": None, "verdict": None, "error": error_text(result)}
                     else:
                         fields = verdict_fields(result, judge.threshold)
                     row = {**{k: v for k, v in raw.items() if k not in SCORING_FIELDS}, "id": rec["id"], **fields,

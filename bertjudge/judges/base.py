@@ -24,7 +24,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from safetensors import SafetensorError, safe_open
 
 from bertjudge.core.formats import JudgeFormat
-from bertjudge.core.judge_file import JudgeFileError, write_judge_config
+from bertjudge.core.judge_file import JudgeFileError, read_json_object, read_model_config, write_judge_config
 from bertjudge.core.metrics import GroupedBinaryMetrics
 from bertjudge.core.records import CATEGORIES
 from bertjudge.core.version import __version__
@@ -53,18 +53,6 @@ def check_safetensors(path: Path) -> list[str]:
         raise JudgeFileError(f"{path}: not a complete safetensors file ({err}); it is truncated or damaged") from None
 
 
-def _json_file(path: Path, what: str) -> dict:
-    if not path.is_file():
-        raise JudgeFileError(f"{path}: missing ({what})")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise JudgeFileError(f"{path}: not valid JSON ({err}); the file is truncated or damaged") from None
-    if not isinstance(data, dict):
-        raise JudgeFileError(f"{path}: expected a JSON object ({what})")
-    return data
-
-
 def check_export_folder(folder: str | os.PathLike, allow_pickle: bool = False,
                         tokenizer_files: tuple[str, ...] = ("tokenizer_config.json",),
                         vocabularies: tuple[str, ...] = TOKENIZER_VOCABULARIES) -> dict:
@@ -81,7 +69,7 @@ def check_export_folder(folder: str | os.PathLike, allow_pickle: bool = False,
     if pickles and not allow_pickle:
         raise JudgeFileError(f"{folder / pickles[0]}: a pickle file (loading it can run code); refusing the folder: "
                              f"keep the weights as {WEIGHTS} only, or pass allow_pickle=True if you trust it")
-    config = _json_file(folder / "config.json", "the model's configuration")
+    config = read_json_object(folder / "config.json", "the model's configuration")
     for name in tokenizer_files:
         if not (folder / name).is_file():
             raise JudgeFileError(f"{folder / name}: missing (a tokenizer file); the judge's tokenizer cannot be built")
@@ -92,9 +80,9 @@ def check_export_folder(folder: str | os.PathLike, allow_pickle: bool = False,
     if present == ["vocab.json"] and not (folder / "merges.txt").is_file():
         raise JudgeFileError(f"{folder / 'merges.txt'}: missing (vocab.json needs it); the tokenizer cannot be built")
     if "tokenizer.json" in present:
-        _json_file(folder / "tokenizer.json", "the tokenizer")
+        read_json_object(folder / "tokenizer.json", "the tokenizer")
     if (folder / WEIGHTS_INDEX).is_file():
-        index = _json_file(folder / WEIGHTS_INDEX, "the index of the weight shards")
+        index = read_json_object(folder / WEIGHTS_INDEX, "the index of the weight shards")
         shards = index.get("weight_map")
         if not isinstance(shards, dict) or not shards:
             raise JudgeFileError(f"{folder / WEIGHTS_INDEX}: no 'weight_map' of tensor names to shard files")
@@ -172,8 +160,33 @@ class JudgeModule(BaseJudge, L.LightningModule):
         raise NotImplementedError
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None) -> JudgeModule:
+    def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> JudgeModule:
+        """Build the judge saved in ``folder`` from its checked judge.json (``config``, ``saved`` format)
+        and config.json (``model_config``); subclasses check their own judge.json keys here."""
         raise NotImplementedError
+
+    folder_check: dict = {}  # check_export_folder's options for this kind of folder
+
+    def check_built(self, folder: Path, model_config: dict) -> None:
+        """After the judge was built from ``folder``: tokenizer and weights belong together."""
+        check_loaded(self, folder, model_config, self._loading_info)
+
+    @classmethod
+    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
+                    allow_pickle: bool = False) -> JudgeModule:
+        """Load an exported judge; refuse a format other than the one it was made with, and a folder that
+        is incomplete or inconsistent (``check_export_folder``: judge.json, config, tokenizer files,
+        ``model.safetensors``; pickle files unless ``allow_pickle``). No code from the folder is run."""
+        folder = Path(folder)
+        config, saved = read_model_config(folder)
+        model_config = check_export_folder(folder, allow_pickle=allow_pickle, **cls.folder_check)
+        if format is not None:
+            format.check_matches(saved, str(folder))
+        judge = cls.from_config(folder, config, saved, model_config)
+        judge.check_built(folder, model_config)
+        judge.provenance = config.get("provenance", {})
+        judge.export_folder = folder
+        return judge.eval()
 
     # --- training ----------------------------------------------------------------------------
     def setup(self, stage: str) -> None:

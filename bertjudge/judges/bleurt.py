@@ -16,7 +16,6 @@ that threshold, not the last validation's. Fine-tuning (BCE on that logit) is op
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -27,9 +26,9 @@ from transformers import BertConfig, BertModel
 from transformers.models.bert.modeling_bert import BertEmbeddings
 
 from bertjudge.core.formats import Encoder, JudgeFormat
-from bertjudge.core.judge_file import JudgeFileError, read_model_config
+from bertjudge.core.judge_file import JudgeFileError
 from bertjudge.core.stats import best_threshold
-from bertjudge.judges.base import WEIGHTS, JudgeModule, check_export_folder
+from bertjudge.judges.base import WEIGHTS, JudgeModule
 
 BERT_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
              "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
@@ -234,34 +233,26 @@ class BleurtJudge(JudgeModule):
     def judge_config(self) -> dict:
         return {**super().judge_config(), "bleurt_threshold": self.bleurt_threshold}
 
+    folder_check = {"tokenizer_files": (), "vocabularies": ("vocab.txt", "spm.model")}
+
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
-                    allow_pickle: bool = False) -> BleurtJudge:
-        """Load an exported judge; refuse a format other than the one it was made with, and a folder that is
-        incomplete or inconsistent (judge.json with ``bleurt_threshold``, config.json, ``vocab.txt`` or
-        ``spm.model``, ``model.safetensors``; pickle files unless ``allow_pickle``)."""
-        folder = Path(folder)
-        config, saved = read_model_config(folder)
+    def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> BleurtJudge:
+        """A BLEURT folder: judge.json with ``bleurt_threshold``, config.json of model_type bleurt."""
         threshold = config.get("bleurt_threshold")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise JudgeFileError(f"{folder / 'judge.json'}: 'bleurt_threshold' must be a number, got {threshold!r}")
-        model_config = check_export_folder(folder, allow_pickle=allow_pickle, tokenizer_files=(),
-                                           vocabularies=("vocab.txt", "spm.model"))
         if model_config.get("model_type") != "bleurt":
             raise JudgeFileError(f"{folder / 'config.json'}: model_type {model_config.get('model_type')!r}, not 'bleurt'")
-        if format is not None:
-            format.check_matches(saved, str(folder))
         try:
-            judge = cls(checkpoint=str(folder), format=saved, bleurt_threshold=threshold,
-                        temperature=config["temperature"], bias=config.get("bias", 0.0))
+            return cls(checkpoint=str(folder), format=saved, bleurt_threshold=threshold,
+                       temperature=config["temperature"], bias=config.get("bias", 0.0))
         except ValueError as err:
             if "not a BLEURT checkpoint" not in str(err):
                 raise
             raise JudgeFileError(f"{folder / WEIGHTS}: {err}") from None
+
+    def check_built(self, folder: Path, model_config: dict) -> None:
         vocab = model_config.get("vocab_size")
-        if isinstance(vocab, int) and len(judge.tokenizer) > vocab:
-            raise JudgeFileError(f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens, more than the {vocab} "
+        if isinstance(vocab, int) and len(self.tokenizer) > vocab:
+            raise JudgeFileError(f"{folder}: the tokenizer has {len(self.tokenizer)} tokens, more than the {vocab} "
                                  f"embeddings of {WEIGHTS}; the tokenizer files and the weights do not belong together")
-        judge.provenance = config.get("provenance", {})
-        judge.export_folder = folder
-        return judge.eval()

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from bertjudge.core.formats import Encoder, JudgeFormat
-from bertjudge.core.judge_file import read_model_config
 from bertjudge.judges import backbones
-from bertjudge.judges.base import JudgeModule, check_export_folder, check_loaded
+from bertjudge.judges.base import JudgeModule
 
 
 class EncoderJudge(JudgeModule):
@@ -84,22 +82,9 @@ class EncoderJudge(JudgeModule):
         self.tokenizer.save_pretrained(folder)
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
-                    allow_pickle: bool = False) -> EncoderJudge:
-        """Load an exported judge; refuse a format other than the one it was trained with, and a folder that
-        is incomplete or inconsistent (``base.check_export_folder``: judge.json, config, tokenizer files,
-        ``model.safetensors``; pickle files unless ``allow_pickle``). No code from the folder is run."""
-        folder = Path(folder)
-        config, saved = read_model_config(folder)
-        model_config = check_export_folder(folder, allow_pickle=allow_pickle)
-        if format is not None:
-            format.check_matches(saved, str(folder))
-        judge = cls(backbone=str(folder), format=saved, num_labels=config.get("num_labels", 1),
-                    threshold=config["threshold"], temperature=config["temperature"], bias=config.get("bias", 0.0))
-        check_loaded(judge, folder, model_config, judge._loading_info)
-        judge.provenance = config.get("provenance", {})
-        judge.export_folder = folder
-        return judge.eval()
+    def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> EncoderJudge:
+        return cls(backbone=str(folder), format=saved, num_labels=config.get("num_labels", 1),
+                   threshold=config["threshold"], temperature=config["temperature"], bias=config.get("bias", 0.0))
 
     def judge_config(self) -> dict:
         return {**super().judge_config(), "num_labels": self.hparams.num_labels}

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import math
-import os
 from pathlib import Path
 
 import torch
@@ -20,9 +19,9 @@ from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
 from bertjudge.core.collate import Collator
 from bertjudge.core.formats import Encoder, JudgeFormat
-from bertjudge.core.judge_file import JudgeFileError, read_model_config
+from bertjudge.core.judge_file import JudgeFileError
 from bertjudge.judges import backbones
-from bertjudge.judges.base import JudgeModule, check_export_folder, check_loaded
+from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.prompt import MODES, PROMPT_VERSION, VERDICT_WORDS, parse_verdict, prompt_text
 
 
@@ -239,27 +238,14 @@ class GenerativeJudge(JudgeModule):
                 "verdict_token_ids": self.encoder.verdict_ids}
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
-                    allow_pickle: bool = False) -> GenerativeJudge:
-        """Load an exported judge; refuse another format or another prompt version than it was made with,
-        and a folder that is incomplete or inconsistent (``base.check_export_folder``: judge.json, config,
-        tokenizer files, ``model.safetensors``; pickle files unless ``allow_pickle``). No code from the
-        folder is run."""
-        folder = Path(folder)
-        config, saved = read_model_config(folder)
+    def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> GenerativeJudge:
+        """Refuse another prompt version than this code writes."""
         for key in ("mode", "thinking", "max_new_tokens", "prompt_version"):
             if key not in config:
                 raise JudgeFileError(f"{folder / 'judge.json'}: missing {key!r} (a generative judge's)")
-        model_config = check_export_folder(folder, allow_pickle=allow_pickle)
-        if format is not None:
-            format.check_matches(saved, str(folder))
         if config["prompt_version"] != PROMPT_VERSION:
             raise ValueError(f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
                              f"{PROMPT_VERSION!r}; use the bertjudge version that made it")
-        judge = cls(backbone=str(folder), format=saved, mode=config["mode"], lora_r=0, thinking=config["thinking"],
-                    max_new_tokens=config["max_new_tokens"], threshold=config["threshold"],
-                    temperature=config["temperature"], bias=config.get("bias", 0.0))
-        check_loaded(judge, folder, model_config, judge._loading_info)
-        judge.provenance = config.get("provenance", {})
-        judge.export_folder = folder
-        return judge.eval()
+        return cls(backbone=str(folder), format=saved, mode=config["mode"], lora_r=0, thinking=config["thinking"],
+                   max_new_tokens=config["max_new_tokens"], threshold=config["threshold"],
+                   temperature=config["temperature"], bias=config.get("bias", 0.0))

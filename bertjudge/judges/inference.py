@@ -26,7 +26,7 @@ from bertjudge.core.collate import pad_batch
 from bertjudge.core.formats import expand_references
 
 PRECISIONS = ("fp32", "bf16", "int8")
-SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.05, "int8": 0.05}  # max |P(mode) - P(fp32)| allowed on the check set
+SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1}  # max |P(mode) - P(fp32)| allowed on the check set
 AGREEMENT = 0.999  # share of verdicts that must agree with fp32 on the check set
 DEFAULT_TOKEN_BUDGET = 16384
 _INT8_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> its quantized copy

@@ -49,6 +49,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from bertjudge.core.records import CATEGORIES, RecordError, normalize
+from bertjudge.evaluation.scoring import error_text, score_isolated
 from bertjudge.judges.interface import verdict_fields
 from bertjudge.judges.loading import Judge
 
@@ -220,36 +221,11 @@ class JudgeAPI(ls.LitAPI):
         return {"rows": [answer(rec["id"], result, self.judge.threshold) for rec, result in zip(records, results)]}
 
 
-FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)  # stop the worker; any other exception fails a row
-
-
-def score_isolated(judge, records: list[dict], batch_size: int) -> list:
-    """A score per record, or the exception scoring it raised, as the `judge` command isolates failures:
-    one ``score_records`` call for all; if it raises, again a batch at a time, then a row at a time."""
-    try:
-        scores = [float(s) for s in judge.score_records(records, batch_size=batch_size)]
-        if len(scores) != len(records):
-            raise RuntimeError(f"the judge returned {len(scores)} scores for {len(records)} rows")
-        return scores
-    except FATAL:
-        raise
-    except BaseException as err:  # noqa: BLE001 - e.g. Math-Verify's TimeoutException is a BaseException
-        if len(records) == 1:
-            return [err]
-    size = batch_size if len(records) > batch_size else 1
-    out = []
-    for start in range(0, len(records), size):
-        out += score_isolated(judge, records[start: start + size], batch_size)
-    return out
-
-
 def answer(row_id: str, result, threshold: float) -> dict:
     """One row of the answer: ``id``, ``score``, ``verdict`` as `judge` writes them; a row the judge failed
     on has ``score`` and ``verdict`` null and an ``error``, as in `judge`'s output."""
     if isinstance(result, BaseException):
-        message = str(result).strip().splitlines()
-        error = f"{type(result).__name__}: {message[0]}" if message else type(result).__name__
-        return {"id": row_id, "score": None, "verdict": None, "error": error[:500]}
+        return {"id": row_id, "score": None, "verdict": None, "error": error_text(result)}
     fields = verdict_fields(result, threshold)
     return {"id": row_id, "score": fields["score"], "verdict": fields["verdict"]}
 
