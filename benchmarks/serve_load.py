@@ -90,8 +90,20 @@ def reference_scores(judge: str, pool: list[dict], batch_size: int, folder: Path
     source, scored = folder / "pool.jsonl", folder / "pool-scored.jsonl"
     write_records(source, pool)
     started = time.perf_counter()
-    code = bertjudge_main(["judge", "--judge", judge, "--input", str(source), "--output", str(scored),
-                           "--batch-size", str(batch_size), "--no-progress"])
+    code = bertjudge_main(
+        [
+            "judge",
+            "--judge",
+            judge,
+            "--input",
+            str(source),
+            "--output",
+            str(scored),
+            "--batch-size",
+            str(batch_size),
+            "--no-progress",
+        ]
+    )
     if code != 0:
         raise SystemExit(f"the judge command failed (exit {code})")
     return {r["id"]: r for r in read_records(scored)}, time.perf_counter() - started
@@ -127,8 +139,9 @@ def batching(url: str, headers: dict) -> tuple[float, float]:
     return sample("bertjudge_serve_batch_requests_sum"), sample("bertjudge_serve_batch_requests_count")
 
 
-def run_phase(name: str, server: ServeProcess, pool: list[dict], reference: dict, args, first_index: int,
-              kill: bool = False) -> Phase:
+def run_phase(
+    name: str, server: ServeProcess, pool: list[dict], reference: dict, args, first_index: int, kill: bool = False
+) -> Phase:
     headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
     local = threading.local()
     answered = 0
@@ -174,15 +187,19 @@ def run_phase(name: str, server: ServeProcess, pool: list[dict], reference: dict
                 killed = victims[0]
                 kill_at = time.perf_counter()
                 os.kill(killed, signal.SIGKILL)  # a process of the server this script started
-                print(f"killed inference worker pid {killed} after {answered} answers "
-                      f"({kill_at - started:.1f} s into the phase)", flush=True)
+                print(
+                    f"killed inference worker pid {killed} after {answered} answers "
+                    f"({kill_at - started:.1f} s into the phase)",
+                    flush=True,
+                )
         results = [f.result() for f in futures]
     wall = time.perf_counter() - started
     outcomes = [r for r in results if r is not None]
     batch_after = batching(server.url, headers)
     requests, batches = (a - b for a, b in zip(batch_after, batch_before))
-    phase = Phase(name, outcomes, sum(r is None for r in results), wall, requests / batches if batches else None,
-                  killed=killed)
+    phase = Phase(
+        name, outcomes, sum(r is None for r in results), wall, requests / batches if batches else None, killed=killed
+    )
     if kill and killed is not None:
         # recovered: healthy, with as many workers as asked and the killed one gone
         limit = time.perf_counter() + args.recovery_seconds
@@ -273,12 +290,25 @@ def append_csv(path: Path, rows: list[dict]) -> None:
 
 
 def print_table(rows: list[dict]) -> None:
-    columns = [("phase", "phase"), ("sent", "sent"), ("answered_200", "200"), ("refused_by_status", "refused"),
-               ("lost", "lost"), ("not_sent", "unsent"), ("wall_s", "wall s"), ("requests_per_s", "req/s"),
-               ("rows_per_s", "rows/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"),
-               ("mean_requests_per_batch", "req/batch"), ("rows_checked", "rows checked"),
-               ("rows_mismatched", "mismatched"), ("max_abs_score_diff", "max |diff|"),
-               ("recovered_s", "recovered s"), ("after_kill_ok", "after kill")]
+    columns = [
+        ("phase", "phase"),
+        ("sent", "sent"),
+        ("answered_200", "200"),
+        ("refused_by_status", "refused"),
+        ("lost", "lost"),
+        ("not_sent", "unsent"),
+        ("wall_s", "wall s"),
+        ("requests_per_s", "req/s"),
+        ("rows_per_s", "rows/s"),
+        ("p50_ms", "p50 ms"),
+        ("p99_ms", "p99 ms"),
+        ("mean_requests_per_batch", "req/batch"),
+        ("rows_checked", "rows checked"),
+        ("rows_mismatched", "mismatched"),
+        ("max_abs_score_diff", "max |diff|"),
+        ("recovered_s", "recovered s"),
+        ("after_kill_ok", "after kill"),
+    ]
     cells = [[str(r[key]) or "-" for key, _ in columns] for r in rows]
     widths = [max(len(title), *(len(c[i]) for c in cells)) for i, (_, title) in enumerate(columns)]
     print("  ".join(title.rjust(w) for (_, title), w in zip(columns, widths)))
@@ -287,15 +317,17 @@ def print_table(rows: list[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--judge", default="runs/quickstart/judge", help="the judge to serve (any Judge.load spec)")
     p.add_argument("--data", action="append", help=f"row pool sources (repeatable; default {' '.join(DATA)})")
     p.add_argument("--requests", type=int, default=96, help="requests a phase (default 96)")
     p.add_argument("--rows", type=int, default=8, help="rows a request (default 8)")
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
-    p.add_argument("--max-seconds", type=float, default=60, help="no request sent after this long in a phase "
-                                                                  "(default 60)")
+    p.add_argument(
+        "--max-seconds", type=float, default=60, help="no request sent after this long in a phase (default 60)"
+    )
     p.add_argument("--workers", type=int, default=1, help="server inference workers (default 1)")
     p.add_argument("--max-batch-size", type=int, default=8, help="server --max-batch-size (default 8)")
     p.add_argument("--batch-timeout", type=float, default=0.01, help="server --batch-timeout (default 0.01)")
@@ -305,8 +337,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kill-worker", action="store_true", help="after the steady phase, a phase that kills a worker")
     p.add_argument("--after", type=int, default=8, help="requests sent after recovery (default 8)")
     p.add_argument("--recovery-seconds", type=float, default=60, help="how long to wait for recovery (default 60)")
-    p.add_argument("--client-timeout", type=float, default=90, help="seconds without an answer before a request "
-                                                                     "counts as lost (default 90)")
+    p.add_argument(
+        "--client-timeout",
+        type=float,
+        default=90,
+        help="seconds without an answer before a request counts as lost (default 90)",
+    )
     p.add_argument("--tolerance", type=float, default=1e-5, help="largest |score - judge's score| (default 1e-5)")
     p.add_argument("--output", type=Path, help="CSV to append to (default benchmarks/results/serve-load-<host>.csv)")
     args = p.parse_args(argv)
@@ -321,9 +357,20 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         reference, reference_s = reference_scores(args.judge, pool, args.batch_size, folder)
         print(f"judge command: {len(pool)} pool rows scored in {reference_s:.1f} s", flush=True)
-        serve_args = ["--judge", args.judge, "--workers", str(args.workers), "--max-batch-size",
-                      str(args.max_batch_size), "--batch-timeout", str(args.batch_timeout), "--batch-size",
-                      str(args.batch_size), "--timeout", str(args.server_timeout)]
+        serve_args = [
+            "--judge",
+            args.judge,
+            "--workers",
+            str(args.workers),
+            "--max-batch-size",
+            str(args.max_batch_size),
+            "--batch-timeout",
+            str(args.batch_timeout),
+            "--batch-size",
+            str(args.batch_size),
+            "--timeout",
+            str(args.server_timeout),
+        ]
         if args.kill_worker:  # LitServe says at level info when it sees a worker die and restarts it
             serve_args += ["--log-level", "info"]
         log = folder / "server.log"
@@ -349,8 +396,10 @@ def main(argv: list[str] | None = None) -> int:
     append_csv(out, rows)
     print()
     print_table(rows)
-    print(f"\nload average before {rows[0]['loadavg_before']}, after {rows[0]['loadavg_after']} "
-          f"({os.cpu_count()} CPUs); wrote {out}")
+    print(
+        f"\nload average before {rows[0]['loadavg_before']}, after {rows[0]['loadavg_after']} "
+        f"({os.cpu_count()} CPUs); wrote {out}"
+    )
     failed = []
     for ph, row in zip(phases, rows):
         for o in ph.outcomes:

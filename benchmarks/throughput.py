@@ -57,7 +57,7 @@ def naive_logits(judge, records: list[dict], batch_size: int = 32) -> np.ndarray
     out = []
     with torch.inference_mode():
         for start in range(0, len(records), batch_size):
-            chunk = records[start:start + batch_size]
+            chunk = records[start : start + batch_size]
             sequences, owner = expand_references(chunk, judge.format)
             input_ids, mask = pad_batch(judge.encoder.encode_many(sequences), judge.encoder.pad_id)
             logits = judge({"input_ids": input_ids, "attention_mask": mask}).float().numpy()
@@ -89,15 +89,18 @@ def timed(fn, repeats: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--judge", default="runs/quickstart/judge", help="an exported trained judge")
     parser.add_argument("--data", nargs="+", default=DATA, help="the rows (source specs); default: dev sets")
     parser.add_argument("--modes", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
     parser.add_argument("--token-budget", type=int, default=DEFAULT_TOKEN_BUDGET)
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per mode (the median is kept)")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
-    parser.add_argument("--output", type=Path, help="the CSV to write (default benchmarks/results/throughput-<host>.csv)")
+    parser.add_argument(
+        "--output", type=Path, help="the CSV to write (default benchmarks/results/throughput-<host>.csv)"
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     judge = Judge.load(args.judge)
@@ -105,8 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     peak = {"fp32": gemm_peak(torch.float32), "bf16": gemm_peak(torch.bfloat16)}
     flops = useful_flops(judge, records)
-    print(f"{len(records)} rows; useful forward FLOPs {flops / 1e9:.1f} G; GEMM peak fp32 {peak['fp32'] / 1e9:.0f} "
-          f"GFLOP/s, bf16 {peak['bf16'] / 1e9:.0f} GFLOP/s; {args.threads} threads", file=sys.stderr)
+    print(
+        f"{len(records)} rows; useful forward FLOPs {flops / 1e9:.1f} G; GEMM peak fp32 {peak['fp32'] / 1e9:.0f} "
+        f"GFLOP/s, bf16 {peak['bf16'] / 1e9:.0f} GFLOP/s; {args.threads} threads",
+        file=sys.stderr,
+    )
 
     def probs(logits):
         return judge.probabilities(torch.from_numpy(logits)).numpy()
@@ -125,26 +131,42 @@ def main(argv: list[str] | None = None) -> int:
     load_after = os.getloadavg()[0]  # includes this run's own threads: recorded, not judged
     busy = load_before / (os.cpu_count() or 1) > BUSY_LOAD
     for mode, seconds, p in runs:
-        rows.append({
-            "mode": mode, "rows": len(records), "seconds": round(seconds, 3),
-            "samples_per_s": round(len(records) / seconds, 2), "vs_naive": round(naive_seconds / seconds, 2),
-            "useful_flop_utilization_fp32_peak": round(flops / seconds / peak["fp32"], 3),
-            "verdict_agreement_fp32": round(float(np.mean((p >= judge.threshold) == (reference >= judge.threshold))), 4),
-            "max_score_diff_fp32": round(float(np.max(np.abs(p - reference))), 4),
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-            "token_budget": args.token_budget if mode != "naive" else "",
-            "gemm_peak_fp32_gflops": round(peak["fp32"] / 1e9), "gemm_peak_bf16_gflops": round(peak["bf16"] / 1e9),
-            "threads": args.threads, "cpu": platform.processor() or platform.machine(),
-            "load_avg": f"{load_before:.2f}/{load_after:.2f}", "busy": busy, "judge": args.judge,
-        })
+        rows.append(
+            {
+                "mode": mode,
+                "rows": len(records),
+                "seconds": round(seconds, 3),
+                "samples_per_s": round(len(records) / seconds, 2),
+                "vs_naive": round(naive_seconds / seconds, 2),
+                "useful_flop_utilization_fp32_peak": round(flops / seconds / peak["fp32"], 3),
+                "verdict_agreement_fp32": round(
+                    float(np.mean((p >= judge.threshold) == (reference >= judge.threshold))), 4
+                ),
+                "max_score_diff_fp32": round(float(np.max(np.abs(p - reference))), 4),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+                "token_budget": args.token_budget if mode != "naive" else "",
+                "gemm_peak_fp32_gflops": round(peak["fp32"] / 1e9),
+                "gemm_peak_bf16_gflops": round(peak["bf16"] / 1e9),
+                "threads": args.threads,
+                "cpu": platform.processor() or platform.machine(),
+                "load_avg": f"{load_before:.2f}/{load_after:.2f}",
+                "busy": busy,
+                "judge": args.judge,
+            }
+        )
     header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9}"
     print(header)
     for r in rows:
-        print(f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
-              f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB")
+        print(
+            f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
+            f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB"
+        )
     if busy:
-        print(f"the machine was busy (load {load_before:.2f}/{load_after:.2f} on {os.cpu_count()} cores): these figures "
-              "are marked busy and not for publication", file=sys.stderr)
+        print(
+            f"the machine was busy (load {load_before:.2f}/{load_after:.2f} on {os.cpu_count()} cores): these figures "
+            "are marked busy and not for publication",
+            file=sys.stderr,
+        )
     out = args.output or RESULTS / f"throughput-{platform.node() or 'host'}.csv"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".csv.tmp")

@@ -47,8 +47,13 @@ LABEL_SOURCE = "read:llm-agent"  # who read the rows: LLM agents (the project's 
 
 def _todo(rec: dict) -> dict:
     """What a labeller sees: no rule label."""
-    return {"id": rec["id"], "model": rec["candidate_model"], "question": rec["question"],
-            "references": rec["references"], "candidate": rec["candidate"]}
+    return {
+        "id": rec["id"],
+        "model": rec["candidate_model"],
+        "question": rec["question"],
+        "references": rec["references"],
+        "candidate": rec["candidate"],
+    }
 
 
 def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
@@ -60,14 +65,29 @@ def _write_parts(out: Path, name: str, records: list[dict], parts: int) -> None:
 
 
 def _labels(folder: Path) -> dict[str, dict]:
-    return {row["id"]: row for path in sorted(folder.glob("*.labels.jsonl"))
-            for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+    return {
+        row["id"]: row
+        for path in sorted(folder.glob("*.labels.jsonl"))
+        for row in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+    }
 
 
-def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: int = 0,
-         splits: tuple[str, ...] = ("test", "val"), unlabelled: bool = False, per_problem: int = 2,
-         parts: int = PARTS, name: str = "champ", exclude: list[Path] | None = None, smollm2_parts: int = 2,
-         smollm2_per_item: int | None = None, skip_wrong_references: bool = False) -> None:
+def pool(
+    champ: str,
+    smollm2: str | None,
+    out: Path,
+    per_model: int = 60,
+    seed: int = 0,
+    splits: tuple[str, ...] = ("test", "val"),
+    unlabelled: bool = False,
+    per_problem: int = 2,
+    parts: int = PARTS,
+    name: str = "champ",
+    exclude: list[Path] | None = None,
+    smollm2_parts: int = 2,
+    smollm2_per_item: int | None = None,
+    skip_wrong_references: bool = False,
+) -> None:
     """Sample CHAMP rows of ``splits`` (only those the rules left unlabelled with ``unlabelled``),
     at most ``per_problem`` solutions per problem and model, ``per_model`` per model; none labelled in
     ``exclude`` (folders of ``*.labels.jsonl``: a later round), none of a problem in
@@ -75,9 +95,15 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
     all, or ``smollm2_per_item`` drawn per question."""
     rng = random.Random(seed)
     done = {i for folder in exclude or () for i in _labels(folder)}
-    rows = [r for r in read_records(champ) if r["split"] in splits and not r["meta"].get("truncated")
-            and not (unlabelled and r["label"] is not None) and r["id"] not in done
-            and not (skip_wrong_references and r["meta"]["problem"] in WRONG_REFERENCES)]
+    rows = [
+        r
+        for r in read_records(champ)
+        if r["split"] in splits
+        and not r["meta"].get("truncated")
+        and not (unlabelled and r["label"] is not None)
+        and r["id"] not in done
+        and not (skip_wrong_references and r["meta"]["problem"] in WRONG_REFERENCES)
+    ]
     by_model = collections.defaultdict(list)
     for rec in rows:
         by_model[rec["candidate_model"]].append(rec)
@@ -94,8 +120,7 @@ def pool(champ: str, smollm2: str | None, out: Path, per_model: int = 60, seed: 
     out.mkdir(parents=True, exist_ok=True)
     _write_parts(out, name, picked, parts)
     if smollm2:
-        recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path)
-                if r["id"] not in done]
+        recs = [r for path in sorted(Path(smollm2).glob("*.jsonl")) for r in read_records(path) if r["id"] not in done]
         rng.shuffle(recs)
         if smollm2_per_item:  # the first smollm2_per_item rows of each question after the shuffle
             taken, kept = collections.Counter(), []
@@ -112,8 +137,11 @@ def broken_prompts(records: list[dict], split: str = "test", n: int = 1000) -> s
     """Ids of generated rows whose prompt the first task-file version cut (question or options lost)."""
     from bertjudge.data.sources import load_source
 
-    broken_bodies = {first_version_question(r["question"]) for r in load_source(f"embedded:{split}?n={n}")
-                     if first_version_question(r["question"]) != task_question(r["question"], r["category"])}
+    broken_bodies = {
+        first_version_question(r["question"])
+        for r in load_source(f"embedded:{split}?n={n}")
+        if first_version_question(r["question"]) != task_question(r["question"], r["category"])
+    }
     out = set()
     for rec in records:
         text = instruction(rec["category"], rec["meta"]["variant"])
@@ -128,8 +156,14 @@ def training_split(problem: str, val_percent: int) -> str:
     return "val" if bucket(problem) < val_percent else "train"
 
 
-def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None = None,
-          extend: Path | None = None, label_source: str = LABEL_SOURCE) -> None:
+def build(
+    pool_dir: Path,
+    labels_dir: Path,
+    out: Path,
+    val_percent: int | None = None,
+    extend: Path | None = None,
+    label_source: str = LABEL_SOURCE,
+) -> None:
     """Merge the labels; split "test" (an evaluation set) or, with ``val_percent``, train/val by problem.
     ``extend``: a set built before whose rows come first, as they are (a larger version of it); a
     source spec (``FILE?split=test``) takes some of a file's rows.
@@ -158,8 +192,12 @@ def build(pool_dir: Path, labels_dir: Path, out: Path, val_percent: int | None =
             dropped["prompt lost its question or options"] += 1
             continue
         row = labels[rec["id"]]
-        meta = {**rec["meta"], "rule_label": rec["label"], "rule_label_source": rec["label_source"],
-                "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")}}
+        meta = {
+            **rec["meta"],
+            "rule_label": rec["label"],
+            "rule_label_source": rec["label_source"],
+            "manual": {"hard": bool(row.get("hard")), "reason": row.get("reason", "")},
+        }
         split = "test" if val_percent is None else training_split(problem or rec["meta"]["item"], val_percent)
         records.append({**rec, "label": int(row["label"]), "label_source": label_source, "split": split, "meta": meta})
     if extend:
@@ -190,12 +228,13 @@ def agree(first: Path, second: Path, out: Path | None = None) -> None:
     x, y = (torch.tensor([labels[i]["label"] for i in both]) for labels in (a, b))
     split = [i for i in both if a[i]["label"] != b[i]["label"]]
     kappa = cohen_kappa(x, y, task="binary").item()
-    print(f"{len(both)} rows read twice: agree on {len(both) - len(split)} ({1 - len(split) / len(both):.1%}), "
-          f"Cohen's kappa {kappa:.3f}; labelled 1: {int(x.sum())} / {int(y.sum())}; {len(split)} disagreements")
+    print(
+        f"{len(both)} rows read twice: agree on {len(both) - len(split)} ({1 - len(split) / len(both):.1%}), "
+        f"Cohen's kappa {kappa:.3f}; labelled 1: {int(x.sum())} / {int(y.sum())}; {len(split)} disagreements"
+    )
     if out:
         with open(out, "w", encoding="utf-8") as f:
-            f.writelines(json.dumps({"id": i, "first": a[i], "second": b[i]}, ensure_ascii=False) + "\n"
-                         for i in split)
+            f.writelines(json.dumps({"id": i, "first": a[i], "second": b[i]}, ensure_ascii=False) + "\n" for i in split)
 
 
 def main(argv: list[str]) -> int:
@@ -213,38 +252,71 @@ def main(argv: list[str]) -> int:
     p.add_argument("--parts", type=int, default=PARTS)
     p.add_argument("--name", default="champ", help="file name prefix of the parts")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--exclude", type=Path, action="append",
-                   help="a folder of *.labels.jsonl whose rows are not sampled again (repeatable)")
+    p.add_argument(
+        "--exclude",
+        type=Path,
+        action="append",
+        help="a folder of *.labels.jsonl whose rows are not sampled again (repeatable)",
+    )
     p.add_argument("--smollm2-per-item", type=int, help="at most this many generated rows per question (drawn)")
-    p.add_argument("--skip-wrong-references", action="store_true",
-                   help="no CHAMP problem of WRONG_REFERENCES (build leaves them out anyway)")
+    p.add_argument(
+        "--skip-wrong-references",
+        action="store_true",
+        help="no CHAMP problem of WRONG_REFERENCES (build leaves them out anyway)",
+    )
     b = sub.add_parser("build", help="merge the labels into the set")
-    b.add_argument("--pool", required=True, type=Path,
-                   help="the pool folder, or a `champ --keep-unlabelled` file to take the labelled rows from")
+    b.add_argument(
+        "--pool",
+        required=True,
+        type=Path,
+        help="the pool folder, or a `champ --keep-unlabelled` file to take the labelled rows from",
+    )
     b.add_argument("--labels", required=True, type=Path)
     b.add_argument("--out", required=True, type=Path)
-    b.add_argument("--val-percent", type=int, help="a training set: train/val by problem, this %% in val "
-                   "(default: an evaluation set, every row in split test)")
-    b.add_argument("--extend", type=Path, help="an earlier built set whose rows come first, as they are (or a "
-                   "source spec, FILE?split=test, for some of its rows)")
-    b.add_argument("--label-source", default=LABEL_SOURCE,
-                   help=f"who read the rows, the records' label_source (default {LABEL_SOURCE}: LLM agents; "
-                   "human:<who> for labels people gave)")
+    b.add_argument(
+        "--val-percent",
+        type=int,
+        help="a training set: train/val by problem, this %% in val "
+        "(default: an evaluation set, every row in split test)",
+    )
+    b.add_argument(
+        "--extend",
+        type=Path,
+        help="an earlier built set whose rows come first, as they are (or a "
+        "source spec, FILE?split=test, for some of its rows)",
+    )
+    b.add_argument(
+        "--label-source",
+        default=LABEL_SOURCE,
+        help=f"who read the rows, the records' label_source (default {LABEL_SOURCE}: LLM agents; "
+        "human:<who> for labels people gave)",
+    )
     g = sub.add_parser("agree", help="agreement of two independent readings of the same rows")
     g.add_argument("first", type=Path, help="a folder of *.labels.jsonl")
     g.add_argument("second", type=Path, help="another reader's folder")
     g.add_argument("--out", type=Path, help="write the disagreements here (JSON lines)")
     args = parser.parse_args(argv)
     if args.command == "pool":
-        pool(args.champ, args.smollm2, args.out, per_model=args.per_model, splits=tuple(args.splits.split(",")),
-             unlabelled=args.unlabelled, per_problem=args.per_problem, parts=args.parts, name=args.name,
-             seed=args.seed, exclude=args.exclude, smollm2_parts=args.smollm2_parts,
-             smollm2_per_item=args.smollm2_per_item, skip_wrong_references=args.skip_wrong_references)
+        pool(
+            args.champ,
+            args.smollm2,
+            args.out,
+            per_model=args.per_model,
+            splits=tuple(args.splits.split(",")),
+            unlabelled=args.unlabelled,
+            per_problem=args.per_problem,
+            parts=args.parts,
+            name=args.name,
+            seed=args.seed,
+            exclude=args.exclude,
+            smollm2_parts=args.smollm2_parts,
+            smollm2_per_item=args.smollm2_per_item,
+            skip_wrong_references=args.skip_wrong_references,
+        )
     elif args.command == "agree":
         agree(args.first, args.second, args.out)
     else:
-        build(args.pool, args.labels, args.out, args.val_percent, extend=args.extend,
-              label_source=args.label_source)
+        build(args.pool, args.labels, args.out, args.val_percent, extend=args.extend, label_source=args.label_source)
     return 0
 
 

@@ -15,9 +15,11 @@ import sys
 from pathlib import Path
 
 NAMES = {"multiple_choice": "mc", "context_extraction": "extraction", "open_math": "math"}
-MC_FORMAT_LINES = re.compile(r"\n+(Answer with the letter of the correct option\.|Choose the best answer\.|"
-                             r"Respond with only the option label\.|Think step by step, then write 'Final answer: "
-                             r"<label>'\.|Explain your choice briefly\.|Select one option\.)\s*$")
+MC_FORMAT_LINES = re.compile(
+    r"\n+(Answer with the letter of the correct option\.|Choose the best answer\.|"
+    r"Respond with only the option label\.|Think step by step, then write 'Final answer: "
+    r"<label>'\.|Explain your choice briefly\.|Select one option\.)\s*$"
+)
 
 
 def task_question(question: str, category: str) -> str:

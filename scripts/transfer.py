@@ -27,11 +27,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--judge", required=True, help="an exported judge folder")
     parser.add_argument("--data", nargs="+", required=True, help="labelled sources")
-    parser.add_argument("--where", help="FIELD=VALUE: keep the rows whose field (task, category, "
-                                        "candidate_model, split) has this value")
+    parser.add_argument(
+        "--where", help="FIELD=VALUE: keep the rows whose field (task, category, candidate_model, split) has this value"
+    )
     parser.add_argument("--name", help="what the rows are, for the printout")
-    parser.add_argument("--prior", type=float, help="the share of correct answers the judge was calibrated on "
-                                                    "(default: recorded in its judge.json)")
+    parser.add_argument(
+        "--prior",
+        type=float,
+        help="the share of correct answers the judge was calibrated on (default: recorded in its judge.json)",
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[50, 100, 200])
     parser.add_argument("--out", type=Path, help="write the figures as JSON")
     args = parser.parse_args(argv)
@@ -58,24 +62,41 @@ def main(argv: list[str]) -> int:
 
     saved = binary_metrics(torch.tensor(probs), torch.tensor(y), judge.threshold)
     threshold, oracle = best_threshold(probs, y)
-    out = {"name": args.name or args.where or "rows", "judge": args.judge, "rows": len(y), "share_correct": y.mean(),
-           "acc": saved["acc"], "auroc": saved.get("auroc"), "ece": saved["ece"], "oracle_acc": oracle,
-           "oracle_threshold": threshold, "always_majority": max(y.mean(), 1 - y.mean())}
+    out = {
+        "name": args.name or args.where or "rows",
+        "judge": args.judge,
+        "rows": len(y),
+        "share_correct": y.mean(),
+        "acc": saved["acc"],
+        "auroc": saved.get("auroc"),
+        "ece": saved["ece"],
+        "oracle_acc": oracle,
+        "oracle_threshold": threshold,
+        "always_majority": max(y.mean(), 1 - y.mean()),
+    }
     if prior is not None:
         new_prior, shift = prior_shift(probs, prior)
         adapted = calibrated(logits, judge.temperature, judge.bias + shift)
-        out["label_free"] = {"prior_before": prior, "prior_estimated": new_prior, "shift": shift,
-                             "acc": float(((adapted >= judge.threshold) == y).mean()),
-                             "ece": expected_calibration_error(adapted, y)}
+        out["label_free"] = {
+            "prior_before": prior,
+            "prior_estimated": new_prior,
+            "shift": shift,
+            "acc": float(((adapted >= judge.threshold) == y).mean()),
+            "ece": expected_calibration_error(adapted, y),
+        }
     groups = [" ".join((r.get("question") or r["id"]).lower().split()) for r in records]
     out["few_labels"] = {str(n): v for n, v in few_label_calibration(logits, y, groups, args.sizes).items()}
     print(f"{out['name']}: {len(y)} rows, {y.mean():.1%} correct; judge {args.judge}")
-    print(f"  as saved        acc {out['acc']:.4f}  AUROC {out['auroc'] or float('nan'):.4f}  ECE {out['ece']:.4f}  "
-          f"(best threshold {threshold:.3f}: acc {oracle:.4f}; majority class {out['always_majority']:.4f})")
+    print(
+        f"  as saved        acc {out['acc']:.4f}  AUROC {out['auroc'] or float('nan'):.4f}  ECE {out['ece']:.4f}  "
+        f"(best threshold {threshold:.3f}: acc {oracle:.4f}; majority class {out['always_majority']:.4f})"
+    )
     if "label_free" in out:
         lf = out["label_free"]
-        print(f"  label-free      acc {lf['acc']:.4f}  ECE {lf['ece']:.4f}  (share correct {prior:.3f} -> "
-              f"{lf['prior_estimated']:.3f} estimated)")
+        print(
+            f"  label-free      acc {lf['acc']:.4f}  ECE {lf['ece']:.4f}  (share correct {prior:.3f} -> "
+            f"{lf['prior_estimated']:.3f} estimated)"
+        )
     for n, v in out["few_labels"].items():
         print(f"  {n:>4} labels      acc {v['acc']:.4f} ± {v['acc_sd']:.4f}  ECE {v['ece']:.4f}  ({v['draws']} draws)")
     if args.out:

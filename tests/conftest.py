@@ -21,11 +21,25 @@ def make_tiny_backbone(folder, model_type: str = "bert"):
     from transformers import AutoModel, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
-    extra = {"bert": {}, "eurobert": {"num_key_value_heads": 2, "bos_token_id": 101, "eos_token_id": 102,
-                                      "max_position_embeddings": 512},
-             "modernbert": {"global_attn_every_n_layers": 1, "local_attention": 64, "max_position_embeddings": 512,
-                            "bos_token_id": 101, "eos_token_id": 102, "sep_token_id": 102, "cls_token_id": 101},
-             "mpnet": {"bos_token_id": 101, "eos_token_id": 102}}
+    extra = {
+        "bert": {},
+        "eurobert": {
+            "num_key_value_heads": 2,
+            "bos_token_id": 101,
+            "eos_token_id": 102,
+            "max_position_embeddings": 512,
+        },
+        "modernbert": {
+            "global_attn_every_n_layers": 1,
+            "local_attention": 64,
+            "max_position_embeddings": 512,
+            "bos_token_id": 101,
+            "eos_token_id": 102,
+            "sep_token_id": 102,
+            "cls_token_id": 101,
+        },
+        "mpnet": {"bos_token_id": 101, "eos_token_id": 102},
+    }
     return save_random_model(AutoModel, tokenizer, folder, model_type, **TINY, **extra[model_type])
 
 
@@ -50,5 +64,7 @@ def tiny_backbone(tmp_path_factory):
 @pytest.fixture(scope="session")
 def tiny_backbones(tmp_path_factory):
     """A tiny random backbone per architecture the configs use."""
-    return {kind: make_tiny_backbone(tmp_path_factory.mktemp(f"tiny-{kind}"), kind)
-            for kind in ("bert", "eurobert", "modernbert", "mpnet")}
+    return {
+        kind: make_tiny_backbone(tmp_path_factory.mktemp(f"tiny-{kind}"), kind)
+        for kind in ("bert", "eurobert", "modernbert", "mpnet")
+    }

@@ -85,7 +85,7 @@ def violations(sources: dict[str, str]) -> list[str]:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                problems.append("import cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
+                problems.append("import cycle: " + " -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -106,13 +106,22 @@ def test_every_module_belongs_to_a_layer():
     assert stray == []
 
 
-@pytest.mark.parametrize("bad, expected", [
-    ({"bertjudge.core.a": "from bertjudge.judges.b import X\n", "bertjudge.judges.b": "X = 1\n"},
-     "bertjudge.core.a:1: imports bertjudge.judges.b, a higher layer"),
-    ({"bertjudge.core.a": "def f():\n    from bertjudge.core import b\n", "bertjudge.core.b": ""},
-     "bertjudge.core.a:2: imports bertjudge.core.b inside a function"),
-    ({"bertjudge.core.a": "import bertjudge.core.b\n", "bertjudge.core.b": "from bertjudge.core import a\n"},
-     "import cycle: bertjudge.core.a -> bertjudge.core.b -> bertjudge.core.a"),
-])
+@pytest.mark.parametrize(
+    "bad, expected",
+    [
+        (
+            {"bertjudge.core.a": "from bertjudge.judges.b import X\n", "bertjudge.judges.b": "X = 1\n"},
+            "bertjudge.core.a:1: imports bertjudge.judges.b, a higher layer",
+        ),
+        (
+            {"bertjudge.core.a": "def f():\n    from bertjudge.core import b\n", "bertjudge.core.b": ""},
+            "bertjudge.core.a:2: imports bertjudge.core.b inside a function",
+        ),
+        (
+            {"bertjudge.core.a": "import bertjudge.core.b\n", "bertjudge.core.b": "from bertjudge.core import a\n"},
+            "import cycle: bertjudge.core.a -> bertjudge.core.b -> bertjudge.core.a",
+        ),
+    ],
+)
 def test_the_checker_fails_on_an_upward_import_a_hidden_import_and_a_cycle(bad, expected):
     assert expected in violations(bad)

@@ -25,7 +25,7 @@ def fake_zip_packages(tmp_path, monkeypatch, files, n_parts=3):
         module = f"toy_zip_part_{i + 1}"
         (tmp_path / "site" / module / "input").mkdir(parents=True)
         (tmp_path / "site" / module / "__init__.py").write_text("")
-        (tmp_path / "site" / module / "input" / f"toy.zip.{i + 1:03d}").write_bytes(data[i * size:(i + 1) * size])
+        (tmp_path / "site" / module / "input" / f"toy.zip.{i + 1:03d}").write_bytes(data[i * size : (i + 1) * size])
         parts.append((module, f"input/toy.zip.{i + 1:03d}"))
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     monkeypatch.setenv("BERTJUDGE_CACHE", str(tmp_path / "cache"))
@@ -34,8 +34,11 @@ def fake_zip_packages(tmp_path, monkeypatch, files, n_parts=3):
 
 def test_zip_parts_are_joined_and_extracted_once(tmp_path, monkeypatch):
     config = json.dumps({"model_type": "bert"})
-    fake_zip_packages(tmp_path, monkeypatch, {"toy/config.json": config, "toy/sub/vocab.txt": "a\nb\n" * 5000,
-                                              "other/ignored.txt": "not part of the model"})
+    fake_zip_packages(
+        tmp_path,
+        monkeypatch,
+        {"toy/config.json": config, "toy/sub/vocab.txt": "a\nb\n" * 5000, "other/ignored.txt": "not part of the model"},
+    )
     calls = []
     unzip = backbones.unzip_parts
     monkeypatch.setattr(backbones, "unzip_parts", lambda *args: calls.append(args) or unzip(*args))
@@ -43,7 +46,9 @@ def test_zip_parts_are_joined_and_extracted_once(tmp_path, monkeypatch):
     folder = backbones.resolve("toy/zipped")
     assert folder == str(tmp_path / "cache" / "backbones" / "toy--zipped")
     assert sorted(p.relative_to(folder).as_posix() for p in Path(folder).rglob("*") if p.is_file()) == [
-        "config.json", "sub/vocab.txt"]
+        "config.json",
+        "sub/vocab.txt",
+    ]
     assert (Path(folder) / "config.json").read_text() == config
     assert (Path(folder) / "sub" / "vocab.txt").read_text() == "a\nb\n" * 5000
     assert [p.name for p in (tmp_path / "cache" / "backbones").iterdir()] == ["toy--zipped"]  # no temp leftovers

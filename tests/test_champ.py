@@ -20,9 +20,13 @@ def conversation(solution, summary, solution_error=None, concept_turns=0):
     """A CHAMP conversation: system, (concept question and answer)*, problem, solution, summarizer, summary."""
     messages = [{"role": "System", "text": "You are an expert on mathematics.", "error": None}]
     for i in range(concept_turns):
-        messages += [{"role": "User", "text": f"Please explain concept {i}.", "error": None},
-                     {"role": "Model.GPT-4 Turbo", "text": f"Concept {i} says that 99 is odd.", "error": None}]
-    messages.append({"role": "User", "text": "Solve the following problem. Make sure to show your work.", "error": None})
+        messages += [
+            {"role": "User", "text": f"Please explain concept {i}.", "error": None},
+            {"role": "Model.GPT-4 Turbo", "text": f"Concept {i} says that 99 is odd.", "error": None},
+        ]
+    messages.append(
+        {"role": "User", "text": "Solve the following problem. Make sure to show your work.", "error": None}
+    )
     messages.append({"role": "Model.X", "text": solution, "error": solution_error})
     messages.append({"role": "User", "text": SUMMARIZE, "error": None})
     if solution_error:
@@ -33,43 +37,78 @@ def conversation(solution, summary, solution_error=None, concept_turns=0):
 
 
 def problem(pid, answer, conversations):
-    return {"identifier": pid, "_raw_text": f"Problem {pid}?", "_text": f"Problem {pid}?", "category": "Combinatorics",
-            "_raw_answer": answer, "_answer": answer, "fws_annotations": {}, "conversations": conversations}
+    return {
+        "identifier": pid,
+        "_raw_text": f"Problem {pid}?",
+        "_text": f"Problem {pid}?",
+        "category": "Combinatorics",
+        "_raw_answer": answer,
+        "_answer": answer,
+        "fws_annotations": {},
+        "conversations": conversations,
+    }
 
 
 @pytest.fixture
 def v0(tmp_path):
-    cut = {"messages": [{"role": "System", "text": "s", "error": None}, {"role": "User", "text": "q", "error": None},
-                        {"role": "Model.GPT-4", "text": "Concept: a long explanation", "error": "LENGTH_CURRENT"},
-                        {"role": "User", "text": "Solve it.", "error": None},
-                        {"role": "Model.GPT-4", "text": None, "error": "LENGTH_PREVIOUS"},
-                        {"role": "User", "text": SUMMARIZE, "error": None},
-                        {"role": "Model.GPT-4", "text": None, "error": "LENGTH_PREVIOUS"}]}
+    cut = {
+        "messages": [
+            {"role": "System", "text": "s", "error": None},
+            {"role": "User", "text": "q", "error": None},
+            {"role": "Model.GPT-4", "text": "Concept: a long explanation", "error": "LENGTH_CURRENT"},
+            {"role": "User", "text": "Solve it.", "error": None},
+            {"role": "Model.GPT-4", "text": None, "error": "LENGTH_PREVIOUS"},
+            {"role": "User", "text": SUMMARIZE, "error": None},
+            {"role": "Model.GPT-4", "text": None, "error": "LENGTH_PREVIOUS"},
+        ]
+    }
     problems = {
-        "P_Combinatorics_1": problem("P_Combinatorics_1", "12", {
-            "GPT-4|0-Shot": conversation("The sides add up: 5 + 7 = 12.\n\nTherefore, the side is 12 cm.",
-                                         "The side of the square is 12 cm."),
-            "GPT-3.5|0-Shot": conversation("We get 4 * 250 = 1,000.\n\nSo, there are 1,000 ways in total.",
-                                           "There are 1,000 ways."),
-            "PaLM 2 Medium|0-Shot": conversation("Let us count the cases one by one: 1, 2, 3", None,
-                                                 solution_error="LENGTH_CURRENT"),
-            "GPT-4 Turbo|Name C w/o H": conversation("Thus the answer is $\\boxed{12}$.", "The answer is 12.",
-                                                     concept_turns=2),
-            "GPT-4|Name C w/ H": cut,
-            "GPT-4|5-Shot": conversation("Therefore, the count is 12.", "There are 13 such squares."),
-        }),
-        "P_Number-Theory_1": problem("P_Number-Theory_1", "No", {
-            "GPT-4|0-Shot": conversation("No, it is impossible.", "No, such a number does not exist."),
-        }),
-        "P_Inequality_1": problem("P_Inequality_1", "1/3", {
-            "GPT-4|0-Shot": conversation("Hence the smallest value is approximately 0.333.",
-                                         "The smallest value is approximately 0.333."),
-            "GPT-3.5|0-Shot": conversation("So the smallest value is \\( \\frac{1}{3} \\), reached at a = b.",
-                                           "The smallest value is 1/3."),
-        }),
-        "P_Polynomial_1": problem("P_Polynomial_1", "x=±1", {
-            "GPT-4|0-Shot": conversation("So x = 1.", "The root is x = 1."),
-        }),
+        "P_Combinatorics_1": problem(
+            "P_Combinatorics_1",
+            "12",
+            {
+                "GPT-4|0-Shot": conversation(
+                    "The sides add up: 5 + 7 = 12.\n\nTherefore, the side is 12 cm.", "The side of the square is 12 cm."
+                ),
+                "GPT-3.5|0-Shot": conversation(
+                    "We get 4 * 250 = 1,000.\n\nSo, there are 1,000 ways in total.", "There are 1,000 ways."
+                ),
+                "PaLM 2 Medium|0-Shot": conversation(
+                    "Let us count the cases one by one: 1, 2, 3", None, solution_error="LENGTH_CURRENT"
+                ),
+                "GPT-4 Turbo|Name C w/o H": conversation(
+                    "Thus the answer is $\\boxed{12}$.", "The answer is 12.", concept_turns=2
+                ),
+                "GPT-4|Name C w/ H": cut,
+                "GPT-4|5-Shot": conversation("Therefore, the count is 12.", "There are 13 such squares."),
+            },
+        ),
+        "P_Number-Theory_1": problem(
+            "P_Number-Theory_1",
+            "No",
+            {
+                "GPT-4|0-Shot": conversation("No, it is impossible.", "No, such a number does not exist."),
+            },
+        ),
+        "P_Inequality_1": problem(
+            "P_Inequality_1",
+            "1/3",
+            {
+                "GPT-4|0-Shot": conversation(
+                    "Hence the smallest value is approximately 0.333.", "The smallest value is approximately 0.333."
+                ),
+                "GPT-3.5|0-Shot": conversation(
+                    "So the smallest value is \\( \\frac{1}{3} \\), reached at a = b.", "The smallest value is 1/3."
+                ),
+            },
+        ),
+        "P_Polynomial_1": problem(
+            "P_Polynomial_1",
+            "x=±1",
+            {
+                "GPT-4|0-Shot": conversation("So x = 1.", "The root is x = 1."),
+            },
+        ),
     }
     path = tmp_path / "v0.json"
     path.write_text(json.dumps({"problems": problems, "concepts": {}, "hints": {}}))
@@ -102,8 +141,8 @@ def test_conversion_picks_the_solution_turn_and_keeps_provenance(v0):
 def test_labels_and_reasons_for_leaving_rows_out(v0):
     rows = by_key(champ.label_records(champ.convert(champ.load(v0))[0]))
     expect = {
-        ("P_Combinatorics_1", "GPT-4|0-Shot"): (1, None),                       # "12 cm" is 12
-        ("P_Combinatorics_1", "GPT-3.5|0-Shot"): (0, None),                     # 1,000 ≠ 12
+        ("P_Combinatorics_1", "GPT-4|0-Shot"): (1, None),  # "12 cm" is 12
+        ("P_Combinatorics_1", "GPT-3.5|0-Shot"): (0, None),  # 1,000 ≠ 12
         ("P_Combinatorics_1", "GPT-4 Turbo|Name C w/o H"): (1, None),
         ("P_Combinatorics_1", "PaLM 2 Medium|0-Shot"): (None, "truncated solution"),
         ("P_Combinatorics_1", "GPT-4|5-Shot"): (None, "solution and summary disagree"),
@@ -116,7 +155,9 @@ def test_labels_and_reasons_for_leaving_rows_out(v0):
         assert (rows[key]["label"], rows[key]["meta"].get("left_out")) == (label, reason), key
         assert rows[key]["label_source"] == (champ.LABEL_SOURCE if label is not None else None)
     details = rows[("P_Combinatorics_1", "GPT-3.5|0-Shot")]["meta"]["labelling"]
-    assert details["answer"] == "1,000" and details["summary_answer"] == "1,000" and details["rule_references"] == ["12"]
+    assert (
+        details["answer"] == "1,000" and details["summary_answer"] == "1,000" and details["rule_references"] == ["12"]
+    )
 
 
 def test_cli_writes_a_gzip_training_source_and_a_report(v0, tmp_path, capsys):
@@ -141,72 +182,87 @@ def test_cli_writes_a_gzip_training_source_and_a_report(v0, tmp_path, capsys):
     assert "no conversations matched" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("reference,values,reason", [
-    ("239", ["239"], None),
-    ("1,000", ["1000"], None),                       # thousands separator
-    ("-1/2", ["-1/2"], None),
-    ("sqrt(3)/3, or equivalently 1/sqrt(3)", ["sqrt(3)/3", "1/sqrt(3)"], None),
-    ("C(10, 5), or equivalently 252", ["252"], None),
-    ("5/14, or approximately 35.7%", ["5/14"], None),  # the approximation is not a reference
-    ("0 is the only possible value", ["0"], None),
-    ("The limit exists and is equal to 2/3", ["2/3"], None),
-    ("2 inequalities", ["2"], None),
-    ("x > 3", [], "relation"),                        # the direction of an inequality: left to other teachers
-    ("x=6, y=5", [], "relation"),
-    ("No", [], "text answer"),
-    ("12 cm", [], "number with words"),
-    ("100 (i.e., all values)", [], "number with words"),  # answers say "all", which rules cannot read
-    ("2^(n-1)", [], "expression with variables"),
-    ("376 and 625", [], "several values or a set"),
-    ("[-1, 1]", [], "several values or a set"),
-    ("1 000", [], "number with words"),
-])
+@pytest.mark.parametrize(
+    "reference,values,reason",
+    [
+        ("239", ["239"], None),
+        ("1,000", ["1000"], None),  # thousands separator
+        ("-1/2", ["-1/2"], None),
+        ("sqrt(3)/3, or equivalently 1/sqrt(3)", ["sqrt(3)/3", "1/sqrt(3)"], None),
+        ("C(10, 5), or equivalently 252", ["252"], None),
+        ("5/14, or approximately 35.7%", ["5/14"], None),  # the approximation is not a reference
+        ("0 is the only possible value", ["0"], None),
+        ("The limit exists and is equal to 2/3", ["2/3"], None),
+        ("2 inequalities", ["2"], None),
+        ("x > 3", [], "relation"),  # the direction of an inequality: left to other teachers
+        ("x=6, y=5", [], "relation"),
+        ("No", [], "text answer"),
+        ("12 cm", [], "number with words"),
+        ("100 (i.e., all values)", [], "number with words"),  # answers say "all", which rules cannot read
+        ("2^(n-1)", [], "expression with variables"),
+        ("376 and 625", [], "several values or a set"),
+        ("[-1, 1]", [], "several values or a set"),
+        ("1 000", [], "number with words"),
+    ],
+)
 def test_exact_references(reference, values, reason):
     assert champ.exact_values(reference) == (values, reason)
 
 
-@pytest.mark.parametrize("values,answer,verdict", [
-    (["3"], "x > 3", 0),          # an inequality is not the value
-    (["3"], "x < 3", 0),
-    (["3"], "x = 3", 1),
-    (["1/3"], "0.333", None),     # rounding: an approximation rules do not decide
-    (["1/3"], "0.33", None),
-    (["1/3"], "0.3", 0),          # too far to be a rounding of 1/3
-    (["1000"], "999", 0),         # a whole number is not a rounding
-    (["1/3"], "\\frac{1}{3}", 1),
-    (["12"], "12 cm", 1),         # units
-    (["12"], "12 m", 1),
-    (["1000"], "1,000", 1),       # thousands separators
-    (["2001000"], "2,001,000", 1),
-    (["3"], "three", None),       # text answers: not read as a product of symbols
-    (["0"], "no solution", None),
-    (["3"], "\\infty", 0),
-    (["sqrt(3)/3", "1/sqrt(3)"], "\\frac{\\sqrt{3}}{3}", 1),
-    (["2"], "2.0", 1),
-    (["0"], None, None),
-])
+@pytest.mark.parametrize(
+    "values,answer,verdict",
+    [
+        (["3"], "x > 3", 0),  # an inequality is not the value
+        (["3"], "x < 3", 0),
+        (["3"], "x = 3", 1),
+        (["1/3"], "0.333", None),  # rounding: an approximation rules do not decide
+        (["1/3"], "0.33", None),
+        (["1/3"], "0.3", 0),  # too far to be a rounding of 1/3
+        (["1000"], "999", 0),  # a whole number is not a rounding
+        (["1/3"], "\\frac{1}{3}", 1),
+        (["12"], "12 cm", 1),  # units
+        (["12"], "12 m", 1),
+        (["1000"], "1,000", 1),  # thousands separators
+        (["2001000"], "2,001,000", 1),
+        (["3"], "three", None),  # text answers: not read as a product of symbols
+        (["0"], "no solution", None),
+        (["3"], "\\infty", 0),
+        (["sqrt(3)/3", "1/sqrt(3)"], "\\frac{\\sqrt{3}}{3}", 1),
+        (["2"], "2.0", 1),
+        (["0"], None, None),
+    ],
+)
 def test_rule_verdicts_on_tricky_equivalences(values, answer, verdict):
     assert champ.rule_verdict(values, answer) == verdict
 
 
-@pytest.mark.parametrize("solution,summary,label,reason", [
-    ("Therefore, there are 1,000 ways.", "There are 1000 ways in all.", 1, None),
-    ("So the length is 12 cm.", "The length is 12 centimetres.", 0, None),   # reference 1000
-    ("So the value is 1000.", "The value is 999.", None, "solution and summary disagree"),
-    ("So the value is 999.", "The value is 999, or 1000 if n is even.", None, "answer not extracted or undecided"),
-    ("The possible values are 7 and 1000.", "The possible values are $7$ and $1000$.", None,
-     "answer not extracted or undecided"),                                   # several values: not one answer
-    ("There are no such numbers.", "There are no such numbers.", None, "answer not extracted or undecided"),
-    ("It is 999.", "The value is 999; 1000 would need n = 3.", None, "summary mentions the reference value"),
-])
+@pytest.mark.parametrize(
+    "solution,summary,label,reason",
+    [
+        ("Therefore, there are 1,000 ways.", "There are 1000 ways in all.", 1, None),
+        ("So the length is 12 cm.", "The length is 12 centimetres.", 0, None),  # reference 1000
+        ("So the value is 1000.", "The value is 999.", None, "solution and summary disagree"),
+        ("So the value is 999.", "The value is 999, or 1000 if n is even.", None, "answer not extracted or undecided"),
+        (
+            "The possible values are 7 and 1000.",
+            "The possible values are $7$ and $1000$.",
+            None,
+            "answer not extracted or undecided",
+        ),  # several values: not one answer
+        ("There are no such numbers.", "There are no such numbers.", None, "answer not extracted or undecided"),
+        ("It is 999.", "The value is 999; 1000 would need n = 3.", None, "summary mentions the reference value"),
+    ],
+)
 def test_label_conversation(solution, summary, label, reason):
     got, details = champ.label_conversation(["1000"], solution, summary)
     assert (got, details.get("left_out")) == (label, reason)
 
 
 def test_truncated_or_unsummarized_solutions_are_left_out():
-    assert champ.label_conversation(["12"], "So it is 12.", "It is 12.", truncated=True)[1]["left_out"] == \
-        "truncated solution"
+    assert (
+        champ.label_conversation(["12"], "So it is 12.", "It is 12.", truncated=True)[1]["left_out"]
+        == "truncated solution"
+    )
     assert champ.label_conversation(["12"], "So it is 12.", None)[1]["left_out"] == "no summary to confirm"
 
 
@@ -216,8 +272,14 @@ def test_splits_are_disjoint_by_problem_and_near_70_10_20():
     assert splits == [champ.split_of(pid) for pid in ids]  # deterministic
     share = {s: splits.count(s) / len(ids) for s in ("train", "val", "test")}
     assert share["train"] == pytest.approx(0.7, abs=0.04) and share["val"] == pytest.approx(0.1, abs=0.03)
-    problems = {pid: problem(pid, "1", {f"{m}|0-Shot": conversation("It is 1.", "It is 1.")
-                                        for m in ("GPT-4", "GPT-3.5", "PaLM 2 Medium")}) for pid in ids[:60]}
+    problems = {
+        pid: problem(
+            pid,
+            "1",
+            {f"{m}|0-Shot": conversation("It is 1.", "It is 1.") for m in ("GPT-4", "GPT-3.5", "PaLM 2 Medium")},
+        )
+        for pid in ids[:60]
+    }
     seen = defaultdict(set)
     for rec in champ.convert(problems)[0]:
         seen[rec["meta"]["problem"]].add(rec["split"])
@@ -229,8 +291,9 @@ def test_balanced_sample_is_deterministic_and_balanced_per_model():
     for i in range(40):
         for model, p_correct in (("A", 3), ("B", 5)):
             label = int(i % 10 < p_correct)
-            records.append({"id": f"{model}{i}", "candidate_model": model, "label": label,
-                            "meta": {"problem": f"P{i % 7}"}})
+            records.append(
+                {"id": f"{model}{i}", "candidate_model": model, "label": label, "meta": {"problem": f"P{i % 7}"}}
+            )
     sample = champ.balanced_sample(records)
     assert sample == champ.balanced_sample(records) and sample != champ.balanced_sample(records, seed=1)
     for model, positives in (("A", 12), ("B", 20)):

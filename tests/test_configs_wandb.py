@@ -34,8 +34,11 @@ def wandb_loggers(node, where: str = "") -> list[tuple[str, dict]]:
 def not_offline(path: Path) -> list[str]:
     """The WandbLoggers of a config file that would log online, one line each."""
     loggers = wandb_loggers(yaml.safe_load(path.read_text()))
-    return [f"{path}: {where}: init_args.offline is {args.get('offline')!r}, not true" for where, args in loggers
-            if args.get("offline") is not True]
+    return [
+        f"{path}: {where}: init_args.offline is {args.get('offline')!r}, not true"
+        for where, args in loggers
+        if args.get("offline") is not True
+    ]
 
 
 def test_there_are_configs_with_wandb_loggers():
@@ -50,9 +53,18 @@ def test_every_wandb_logger_is_offline(path):
 
 def test_the_check_finds_an_online_logger(tmp_path):
     online = tmp_path / "online.yaml"
-    online.write_text(yaml.safe_dump({"trainer": {"logger": [
-        {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "x"}},
-        {"class_path": "lightning.pytorch.loggers.WandbLogger", "init_args": {"project": "p"}}]}}))
+    online.write_text(
+        yaml.safe_dump(
+            {
+                "trainer": {
+                    "logger": [
+                        {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "x"}},
+                        {"class_path": "lightning.pytorch.loggers.WandbLogger", "init_args": {"project": "p"}},
+                    ]
+                }
+            }
+        )
+    )
     assert not_offline(online) == [f"{online}: trainer.logger[1]: init_args.offline is None, not true"]
 
 
@@ -62,9 +74,19 @@ def labelled_rows(n: int = 12) -> list[dict]:
         a = 3 + i
         category = ("open_math", "open_qa", "multiple_choice")[i % 3]
         answer = a if i % 4 else a + 1
-        rows.append(normalize({"task": f"toy-{i % 2}", "category": category, "question": f"What is {a} + 0?",
-                               "candidate": f"The sum is {answer}. Final answer: {answer}", "reference": str(a),
-                               "label": int(answer == a), "candidate_model": f"model-{i % 3}"}))
+        rows.append(
+            normalize(
+                {
+                    "task": f"toy-{i % 2}",
+                    "category": category,
+                    "question": f"What is {a} + 0?",
+                    "candidate": f"The sum is {answer}. Final answer: {answer}",
+                    "reference": str(a),
+                    "label": int(answer == a),
+                    "candidate_model": f"model-{i % 3}",
+                }
+            )
+        )
     return rows
 
 
@@ -74,8 +96,25 @@ def test_evaluate_logs_the_report_to_an_offline_wandb_run(tmp_path, monkeypatch,
         monkeypatch.setenv(variable, str(tmp_path / "wandb-home" / variable.lower()))
     data = write_records(tmp_path / "rows.jsonl", labelled_rows())
     out = tmp_path / "report"
-    assert main(["evaluate", "--data", str(data), "--judge", "regex", "contains", "--output", str(out),
-                 "--bootstrap", "20", "--wandb", "bertjudge-test"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--judge",
+                "regex",
+                "contains",
+                "--output",
+                str(out),
+                "--bootstrap",
+                "20",
+                "--wandb",
+                "bertjudge-test",
+            ]
+        )
+        == 0
+    )
     [run] = list((out / "wandb").glob("offline-run-*"))
     assert str(run) in capsys.readouterr().out
     assert list(run.glob("run-*.wandb"))  # the run's records, for `wandb sync`
@@ -83,13 +122,21 @@ def test_evaluate_logs_the_report_to_an_offline_wandb_run(tmp_path, monkeypatch,
     assert (files / "report.json").is_file() and (files / "report.md").is_file()
     assert list((files / "media" / "images").rglob("*.png"))  # the plots
     report = json.loads((out / "report.json").read_text())
-    tables = {re.fullmatch(r"(.+)_\d+_[0-9a-f]+\.table\.json", path.name)[1]: json.loads(path.read_text())
-              for path in (files / "media" / "table").glob("*.table.json")}
+    tables = {
+        re.fullmatch(r"(.+)_\d+_[0-9a-f]+\.table\.json", path.name)[1]: json.loads(path.read_text())
+        for path in (files / "media" / "table").glob("*.table.json")
+    }
     assert set(tables) == {"overall", "by_category", "by_task", "by_data", "by_candidate_model"}
     overall = tables["overall"]
     assert overall["columns"][:4] == ["judge", "n", "threshold", "accuracy"]
     assert {row[0]: row[3] for row in overall["data"]} == pytest.approx(
-        {name: result["overall"]["accuracy"] for name, result in report["judges"].items()})
+        {name: result["overall"]["accuracy"] for name, result in report["judges"].items()}
+    )
     by_category = {(row[0], row[1]): row[3] for row in tables["by_category"]["data"]}
-    assert by_category == pytest.approx({(name, category): stats["accuracy"] for name, result in report["judges"].items()
-                                         for category, stats in result["by_category"].items()})
+    assert by_category == pytest.approx(
+        {
+            (name, category): stats["accuracy"]
+            for name, result in report["judges"].items()
+            for category, stats in result["by_category"].items()
+        }
+    )

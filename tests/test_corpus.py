@@ -26,8 +26,12 @@ WORD_VALUES = {corpus.words(n): n for n in range(1000)}
 @pytest.fixture(scope="module")
 def splits():
     """Four categories in turn: the first three have the rows that 3000/900/900 gave them before open QA."""
-    return {"train": corpus.generate("train", 4000, seed=3), "val": corpus.generate("val", 1200, seed=3),
-            "test": corpus.generate("test", 1200, seed=3), "adversarial": corpus.generate("adversarial", 560, seed=3)}
+    return {
+        "train": corpus.generate("train", 4000, seed=3),
+        "val": corpus.generate("val", 1200, seed=3),
+        "test": corpus.generate("test", 1200, seed=3),
+        "adversarial": corpus.generate("adversarial", 560, seed=3),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +72,7 @@ def check_steps(item: corpus.Item) -> None:
             start = m.start()
             while start > 0 and line[start - 1] in allowed:
                 start -= 1
-            lhs = line[start:m.start()].strip()
+            lhs = line[start : m.start()].strip()
             if not re.search(r"\d", lhs) or line[:start].endswith("of"):
                 continue  # "3x = ..." or "20% of $70 = ..."
             expr = lhs.replace("×", "*").replace("÷", "/").replace("−", "-").replace("²", "**2").replace("$", "")
@@ -156,7 +160,7 @@ def test_splits_share_no_question(splits):
     questions = {name: {r["question"] for r in rows} for name, rows in splits.items()}
     names = list(questions)
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             assert not questions[a] & questions[b], (a, b)
 
 
@@ -169,7 +173,7 @@ def test_heldout_templates_and_words_only_outside_train(splits):
     assert set(corpus.HELDOUT_FAMILIES) <= families
     assert not set(corpus.HELDOUT_FAMILIES) & {r["meta"]["family"] for r in train}
     for words in (corpus.FIRST_NAMES, corpus.CITIES, corpus.ORG_HEADS):
-        heldout = set(words[len(words) - len(words) // 5:])
+        heldout = set(words[len(words) - len(words) // 5 :])
         train_words = {w for r in train for w in re.findall(r"\w+", r["question"])}
         eval_words = {w for r in evaluation for w in re.findall(r"\w+", r["question"])}
         assert not heldout & train_words and heldout & eval_words
@@ -189,8 +193,12 @@ def test_adversarial_suite_has_every_attack_balanced(splits):
 def test_chosen_attacks_make_every_pair_of_a_main_split():
     rows = corpus.generate("train", 120, seed=3, attacks=["wrong_unit", "off_by_one"])
     per = Counter((r["meta"]["attack"], r["meta"]["kind"], r["label"]) for r in rows)
-    assert per == {("wrong_unit", "wrong_unit", 0): 30, ("wrong_unit", "converted_unit", 1): 30,
-                   ("off_by_one", "off_by_one", 0): 30, ("off_by_one", "alt_form", 1): 30}
+    assert per == {
+        ("wrong_unit", "wrong_unit", 0): 30,
+        ("wrong_unit", "converted_unit", 1): 30,
+        ("off_by_one", "off_by_one", 0): 30,
+        ("off_by_one", "alt_form", 1): 30,
+    }
     assert {r["split"] for r in rows} == {"train"} and not any(r["meta"]["heldout_template"] for r in rows)
     assert rows == corpus.generate("train", 120, seed=3, attacks=["wrong_unit", "off_by_one"])
     with pytest.raises(ValueError, match="unknown attacks \\['typo'\\]"):
@@ -241,8 +249,19 @@ def test_math_correct_forms_equal_the_value(items):
                 assert value == item.value, (form, text)
                 assert unit in ("", item.unit, "dollars"), (form, text)
             seen.add(form)
-    assert {"canonical", "words", "fraction", "latex_frac", "mixed", "percent", "money", "unit", "converted",
-            "thousands", "trailing_zero"} <= seen
+    assert {
+        "canonical",
+        "words",
+        "fraction",
+        "latex_frac",
+        "mixed",
+        "percent",
+        "money",
+        "unit",
+        "converted",
+        "thousands",
+        "trailing_zero",
+    } <= seen
 
 
 def test_math_wrong_answers_are_wrong(items):
@@ -302,7 +321,9 @@ def test_multiple_choice_facts_are_right(items):
     checked = Counter()
     for item in items["multiple_choice"]:
         right, stem = item.options[item.correct], item.question.split("\n")[0]
-        m = re.search(r"capital (?:of|city is)|'s capital", stem) and re.search(r"of ([A-Z][\w ]+)\?|^([A-Z][\w ]+)'s", stem)
+        m = re.search(r"capital (?:of|city is)|'s capital", stem) and re.search(
+            r"of ([A-Z][\w ]+)\?|^([A-Z][\w ]+)'s", stem
+        )
         if m:
             assert capitals[m[1] or m[2]] == right
             checked["capital"] += 1
@@ -357,7 +378,7 @@ def test_extraction_paraphrases_mean_the_same(items):
         if "words" in forms and ref.isdigit() and len(ref) == 4:  # 'nineteen oh-five', 'two thousand nine'
             spoken = forms["words"]
             if spoken.startswith("two thousand"):
-                year = 2000 + WORD_VALUES.get(spoken[len("two thousand "):], 0)
+                year = 2000 + WORD_VALUES.get(spoken[len("two thousand ") :], 0)
             else:
                 high, low = spoken.split(" ", 1)
                 year = 100 * WORD_VALUES[high] + (0 if low == "hundred" else WORD_VALUES[low.replace("oh-", "")])
@@ -376,7 +397,13 @@ def test_special_candidates(items):
         for item in pool[:60]:
             text, meta = corpus.candidate(item, 0, rng, kind="truncated")
             assert "final answer" not in text.lower() and meta["style"] == "truncated"
-            answer = item.options[item.correct] if item.options else corpus.fmt(item.value) if item.value else item.references[0]
+            answer = (
+                item.options[item.correct]
+                if item.options
+                else corpus.fmt(item.value)
+                if item.value
+                else item.references[0]
+            )
             assert not re.search(rf"(?<![\w.]){re.escape(answer)}(?![\w])", text.rsplit("\n", 1)[-1]), (answer, text)
             text, _ = corpus.candidate(item, 0, rng, kind="refusal")
             assert text in corpus.REFUSALS
@@ -395,8 +422,12 @@ def test_right_then_wrong_states_a_wrong_final_answer(items):
     for item in items["open_math"][:80]:
         text, _ = corpus.candidate(item, 0, rng, kind="right_then_wrong")
         reasoning, final = text.rsplit("\n", 1)
-        stated = re.sub(r"^(Final answer:|Final Answer:|\*\*Final answer:\*\*|FINAL ANSWER:|So the answer is|"
-                        r"Therefore, the answer is|The answer is|Hence|So it is)\s*", "", final).rstrip(".")
+        stated = re.sub(
+            r"^(Final answer:|Final Answer:|\*\*Final answer:\*\*|FINAL ANSWER:|So the answer is|"
+            r"Therefore, the answer is|The answer is|Hence|So it is)\s*",
+            "",
+            final,
+        ).rstrip(".")
         assert corpus.fmt(item.value) in reasoning or corpus.money(item.value) in reasoning
         assert value_of(stated)[0] != item.value
 
@@ -411,7 +442,7 @@ def test_correct_and_wrong_candidates_differ(splits):
 
 
 # ----------------------------------------------------------------------------- open QA
-SCALES = {"km": 1000, "kilometers": 1000, "kilometres": 1000, "thousand": 1000, "million": 10 ** 6}
+SCALES = {"km": 1000, "kilometers": 1000, "kilometres": 1000, "thousand": 1000, "million": 10**6}
 
 
 def measure(text: str) -> tuple[Fraction, str]:
@@ -435,7 +466,7 @@ def bare_question(question: str) -> str:
     """An open-QA question without its intro ('Q: ') and instruction line."""
     line = question.split("\n")[0]
     intro = max((i for i in corpus.QA_INTROS if line.startswith(i)), key=len)
-    return line[len(intro):]
+    return line[len(intro) :]
 
 
 def test_open_qa_rows_in_every_split(splits):
@@ -448,13 +479,26 @@ def test_open_qa_rows_in_every_split(splits):
     train_families = {r["meta"]["family"] for r in splits["train"] if r["category"] == "open_qa"}
     assert train_families == {f"qa.{f}" for f in corpus.QA_FAMILIES} - set(corpus.HELDOUT_FAMILIES)
     adversarial = {r["meta"]["attack"] for r in splits["adversarial"] if r["category"] == "open_qa"}
-    assert {"mentions_reference", "near_miss", "other_entity", "paragraph", "off_by_one", "wrong_unit", "negated",
-            "hedge", "refusal", "list_all"} <= adversarial
+    assert {
+        "mentions_reference",
+        "near_miss",
+        "other_entity",
+        "paragraph",
+        "off_by_one",
+        "wrong_unit",
+        "negated",
+        "hedge",
+        "refusal",
+        "list_all",
+    } <= adversarial
 
 
 def test_open_qa_questions_stay_in_their_split(splits):
-    bare = {name: {bare_question(r["question"]) for r in rows if r["category"] == "open_qa"}
-            for name, rows in splits.items() if name != "adversarial"}
+    bare = {
+        name: {bare_question(r["question"]) for r in rows if r["category"] == "open_qa"}
+        for name, rows in splits.items()
+        if name != "adversarial"
+    }
     assert not bare["train"] & (bare["val"] | bare["test"]) and not bare["val"] & bare["test"]
     keys = {}
     for split in ("train", "val", "test"):  # a real fact (the capital of France) is asked in one split only
@@ -501,9 +545,13 @@ def test_open_qa_correct_forms_agree_and_wrong_ones_differ(items):
                 assert all(measure(w)[0] != value for w in item.wrong_forms[kind]), kind
             assert all(measure(w)[0] != value for w in item.spans)
             units = {measure(t)[1] for t in texts}
-            for w in item.wrong_forms["wrong_unit"]:  # the same number in another unit ('412 miles', '412 meters' for 412 km)
+            for w in item.wrong_forms[
+                "wrong_unit"
+            ]:  # the same number in another unit ('412 miles', '412 meters' for 412 km)
                 number, unit = re.fullmatch(r"([\d,.]+) (\w+)", w).groups()
-                assert any(t.startswith(number + " ") for t in texts) and (unit not in units or measure(w)[0] != value), w
+                assert any(t.startswith(number + " ") for t in texts) and (
+                    unit not in units or measure(w)[0] != value
+                ), w
             seen["measure"] += 1
         if item.family == "qa.who":
             first, last = item.references[0].split()
@@ -529,8 +577,13 @@ def test_open_qa_long_correct_answers_bury_the_reference(splits):
 
 
 def test_open_qa_wrong_answers_that_contain_a_reference(splits):
-    rows = [r for r in splits["train"] if r["category"] == "open_qa" and r["label"] == 0
-            and any(ref.lower() in r["candidate"].lower() for ref in r["references"])]
+    rows = [
+        r
+        for r in splits["train"]
+        if r["category"] == "open_qa"
+        and r["label"] == 0
+        and any(ref.lower() in r["candidate"].lower() for ref in r["references"])
+    ]
     kinds = Counter(r["meta"]["kind"] for r in rows)
     assert kinds["mentions_reference"] >= 20 and kinds["near_miss"] >= 5 and kinds["wrong_paragraph"] >= 3, kinds
     for r in rows:
@@ -544,8 +597,11 @@ def test_open_qa_mentions_commit_to_the_other_answer(items):
         wrong_text, _ = corpus.candidate(item, 0, rng, kind="mentions_reference")
         right_text, _ = corpus.candidate(item, 1, rng, kind="contrast")
         assert any(says(wrong_text, r) for r in item.references)  # it names the reference ...
-        claimed = [w for w in item.spans + item.wrong_forms.get("near_miss", []) + item.wrong_forms.get("off_by_one", [])
-                   if w in wrong_text]
+        claimed = [
+            w
+            for w in item.spans + item.wrong_forms.get("near_miss", []) + item.wrong_forms.get("off_by_one", [])
+            if w in wrong_text
+        ]
         assert claimed, wrong_text  # ... and states a wrong answer of the item
         assert any(t in right_text for t in (t for _, t in item.forms)), right_text
         assert right  # the contrast names a wrong answer and states a right one

@@ -25,24 +25,57 @@ def labelled_set():
     accepts a right final answer that the label rejects (e.g. for flawed reasoning)."""
     rows = []
     answers = {  # model -> (math candidates, mc candidates); the label says which are right
-        "strong": ([("Final answer: 4", 1), ("Final answer: 6", 1), ("The result is nine.", 1), ("Final answer: 12", 0)],
-                   [("Final answer: B", 1), ("Final answer: (A)", 1), ("The answer is C", 1)]),
-        "mid": ([("Final answer: 4", 1), ("It must be 6 apples", 1), ("Final answer: 7", 0), ("Final answer: 2", 0)],
-                [("Final answer: B", 1), ("Final answer: C", 0), ("I am not sure", 0)]),
-        "weak": ([("Final answer: 5", 0), ("Final answer: 6", 1), ("Final answer: 8", 0), ("no idea", 0)],
-                 [("Final answer: A", 0), ("Final answer: B", 0), ("Final answer: C", 1)]),
+        "strong": (
+            [("Final answer: 4", 1), ("Final answer: 6", 1), ("The result is nine.", 1), ("Final answer: 12", 0)],
+            [("Final answer: B", 1), ("Final answer: (A)", 1), ("The answer is C", 1)],
+        ),
+        "mid": (
+            [("Final answer: 4", 1), ("It must be 6 apples", 1), ("Final answer: 7", 0), ("Final answer: 2", 0)],
+            [("Final answer: B", 1), ("Final answer: C", 0), ("I am not sure", 0)],
+        ),
+        "weak": (
+            [("Final answer: 5", 0), ("Final answer: 6", 1), ("Final answer: 8", 0), ("no idea", 0)],
+            [("Final answer: A", 0), ("Final answer: B", 0), ("Final answer: C", 1)],
+        ),
     }
     math_refs, mc_refs = ["4", "6", "9", "12"], ["B", "A", "C"]
     for model, (math, mc) in answers.items():
         for i, (cand, label) in enumerate(math):
-            rows.append({"task": "gsm", "category": "open_math", "candidate": cand, "reference": math_refs[i],
-                         "label": label, "candidate_model": model, "question": f"q{i}"})
+            rows.append(
+                {
+                    "task": "gsm",
+                    "category": "open_math",
+                    "candidate": cand,
+                    "reference": math_refs[i],
+                    "label": label,
+                    "candidate_model": model,
+                    "question": f"q{i}",
+                }
+            )
         for i, (cand, label) in enumerate(mc):
-            rows.append({"task": "mmlu", "category": "multiple_choice", "candidate": cand, "reference": mc_refs[i],
-                         "label": label, "candidate_model": model, "question": f"mc{i}\nA. x\nB. y\nC. z"})
-    rows.append({"task": "mmlu", "category": "multiple_choice", "reference": "A", "label": 0,
-                 "candidate": "I am hesitating between A and B.\nFinal answer: A", "candidate_model": "weak",
-                 "question": "adv", "meta": {"attack": "hedging"}})
+            rows.append(
+                {
+                    "task": "mmlu",
+                    "category": "multiple_choice",
+                    "candidate": cand,
+                    "reference": mc_refs[i],
+                    "label": label,
+                    "candidate_model": model,
+                    "question": f"mc{i}\nA. x\nB. y\nC. z",
+                }
+            )
+    rows.append(
+        {
+            "task": "mmlu",
+            "category": "multiple_choice",
+            "reference": "A",
+            "label": 0,
+            "candidate": "I am hesitating between A and B.\nFinal answer: A",
+            "candidate_model": "weak",
+            "question": "adv",
+            "meta": {"attack": "hedging"},
+        }
+    )
     return [normalize(r, f"row {i}") for i, r in enumerate(rows)]
 
 
@@ -107,8 +140,19 @@ def test_cluster_bootstrap_pools_rows_of_unequal_questions():
 
 
 def test_report_intervals_draw_a_questions_answers_together():
-    records = [{"id": f"{q}-{i}", "task": "t", "category": "other", "question": f"question {q}", "candidate": "c",
-                "references": ["r"], "label": 1} for q in range(20) for i in range(10)]
+    records = [
+        {
+            "id": f"{q}-{i}",
+            "task": "t",
+            "category": "other",
+            "question": f"question {q}",
+            "candidate": "c",
+            "references": ["r"],
+            "label": 1,
+        }
+        for q in range(20)
+        for i in range(10)
+    ]
     scores = np.repeat(np.arange(20) % 2, 10).astype(float)  # every other question judged wrong
     clustered = build_report(records, {"j": scores}, n_boot=2000)["judges"]["j"]["overall"]["ci95"]
     for i, record in enumerate(records):
@@ -131,9 +175,11 @@ def test_human_accuracy_formula_matches_simulation():
 
 
 def test_borda_hand_example():
-    by_task = {"t1": {"a": 0.9, "b": 0.5, "c": 0.1},
-               "t2": {"a": 0.2, "b": 0.6, "c": 0.6},
-               "t3": {"a": 0.7, "b": 0.3}}  # c did not run t3
+    by_task = {
+        "t1": {"a": 0.9, "b": 0.5, "c": 0.1},
+        "t2": {"a": 0.2, "b": 0.6, "c": 0.6},
+        "t3": {"a": 0.7, "b": 0.3},
+    }  # c did not run t3
     assert borda(by_task) == {"a": 2 + 0 + 1, "b": 1 + 1.5 + 0, "c": 0 + 1.5}
 
 
@@ -148,7 +194,8 @@ def test_report_metrics_against_reference_implementations(regex_run):
     tasks = np.array([r["task"] for r in records])
     for task in ("gsm", "mmlu"):
         assert res["by_task"][task]["accuracy"] == pytest.approx(
-            accuracy_score(labels[tasks == task], scores[tasks == task] >= 0.5))
+            accuracy_score(labels[tasks == task], scores[tasks == task] >= 0.5)
+        )
         assert res["by_task"][task]["n"] == int((tasks == task).sum())
     assert set(res["by_category"]) == {"open_math", "multiple_choice"}
     assert res["attacks"] == {"hedging": {"n": 1, "pass_rate": 0.0}}  # regex accepts a hedged answer
@@ -179,7 +226,9 @@ def test_probabilistic_judge_gets_calibration(regex_run):
     records, scores, details = regex_run
     labels = np.array([r["label"] for r in records], dtype=float)
     probs = np.clip(0.15 + 0.7 * labels + np.linspace(-0.1, 0.1, len(labels)), 0, 1)
-    report = build_report(records, {"regex": scores, "enc": probs}, {"regex": details}, {"enc": 0.5}, rho=0.9, n_boot=50)
+    report = build_report(
+        records, {"regex": scores, "enc": probs}, {"regex": details}, {"enc": 0.5}, rho=0.9, n_boot=50
+    )
     enc = report["judges"]["enc"]
     assert enc["overall"]["accuracy"] == 1.0
     assert enc["overall"]["human_accuracy_estimate"] == pytest.approx(0.9)
@@ -203,19 +252,32 @@ def test_write_report_files(regex_run, tmp_path):
     for name in ("report.md", "report.json", "leaderboards.png", "reliability.png", "threshold.png"):
         assert (tmp_path / "out" / name).stat().st_size > 100
     data = json.loads((tmp_path / "out" / "report.json").read_text())  # strict JSON, no NaN
-    assert data["judges"]["regex"]["overall"]["accuracy"] == pytest.approx(report["judges"]["regex"]["overall"]["accuracy"])
+    assert data["judges"]["regex"]["overall"]["accuracy"] == pytest.approx(
+        report["judges"]["regex"]["overall"]["accuracy"]
+    )
     markdown = paths["report.md"].read_text()
-    for section in ("## Overall", "## Accuracy by task", "## Accuracy by candidate model", "### regex",
-                    "Δ parse fail", "## Calibration", "## Adversarial suites", "hedging", "ρ=0.95",
-                    "![reliability](reliability.png)"):
+    for section in (
+        "## Overall",
+        "## Accuracy by task",
+        "## Accuracy by candidate model",
+        "### regex",
+        "Δ parse fail",
+        "## Calibration",
+        "## Adversarial suites",
+        "hedging",
+        "ρ=0.95",
+        "![reliability](reliability.png)",
+    ):
         assert section in markdown
     band = report["judges"]["enc"]["calibration"]["ece_if_calibrated"]
     assert f"(calibrated: {band['mean']:.3f} / {band['q95']:.3f}, p {band['p_value']:.2f})" in markdown
 
 
 def test_unlabelled_file_is_refused_by_name(tmp_path):
-    path = write_records(tmp_path / "half.jsonl", [{"candidate": "x", "reference": "y", "label": 1},
-                                                  {"candidate": "z", "reference": "y"}])
+    path = write_records(
+        tmp_path / "half.jsonl",
+        [{"candidate": "x", "reference": "y", "label": 1}, {"candidate": "z", "reference": "y"}],
+    )
     with pytest.raises(RecordError, match="half.jsonl: 1 of 2 records have no label"):
         load_labelled([str(path)])
     with pytest.raises(ValueError, match="label"):
@@ -225,9 +287,29 @@ def test_unlabelled_file_is_refused_by_name(tmp_path):
 def test_cli_with_regex(regex_run, tmp_path, capsys):
     records, _, _ = regex_run
     data = write_records(tmp_path / "data.jsonl", records)
-    assert main(["evaluate", "--data", str(data), "--judge", "regex", "--output", str(tmp_path / "rep"), "--bootstrap", "50"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--judge",
+                "regex",
+                "--output",
+                str(tmp_path / "rep"),
+                "--bootstrap",
+                "50",
+            ]
+        )
+        == 0
+    )
     assert (tmp_path / "rep" / "report.md").exists()
-    assert main(["evaluate", "--data", str(tmp_path / "missing.jsonl"), "--judge", "regex", "--output", str(tmp_path / "x")]) == 2
+    assert (
+        main(
+            ["evaluate", "--data", str(tmp_path / "missing.jsonl"), "--judge", "regex", "--output", str(tmp_path / "x")]
+        )
+        == 2
+    )
     assert "missing.jsonl" in capsys.readouterr().err
 
 
@@ -238,8 +320,25 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
     EncoderJudge(backbone=tiny_backbone, temperature=0.25).export(tmp_path / "tiny")
     data = write_records(tmp_path / "data.jsonl", records)
     out = tmp_path / "rep"
-    assert main(["evaluate", "--data", str(data), "--judge", "regex", str(tmp_path / "tiny"), "--output", str(out),
-                "--bootstrap", "50", "--rho", "0.9"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--judge",
+                "regex",
+                str(tmp_path / "tiny"),
+                "--output",
+                str(out),
+                "--bootstrap",
+                "50",
+                "--rho",
+                "0.9",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "tiny"}
     assert "calibration" in report["judges"]["tiny"] and (out / "reliability.png").exists()
@@ -260,8 +359,24 @@ def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_pat
     first = write_records(tmp_path / "synthetic.jsonl", records[:half])
     second = write_records(tmp_path / "real.jsonl", records[half:])
     out = tmp_path / "rep"
-    assert main(["evaluate", "--data", str(first), str(second), "--judge", "regex", str(tmp_path / "tiny"), "--output", str(out),
-                "--bootstrap", "20"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(first),
+                str(second),
+                "--judge",
+                "regex",
+                str(tmp_path / "tiny"),
+                "--output",
+                str(out),
+                "--bootstrap",
+                "20",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     regex = report["judges"]["regex"]["by_data"]
     assert {k: v["n"] for k, v in regex.items()} == {"synthetic.jsonl": half, "real.jsonl": len(records) - half}

@@ -19,12 +19,20 @@ def _item(question, golden, improper=False, **answers):
 
 def test_read_evouna_records(tmp_path):
     path = tmp_path / "TQ.json"
-    path.write_text(json.dumps([
-        _item("Who was the man behind The Chipmunks?", "David Seville/Ross Bagdasarian//David Seville",
-              fid=("David Seville", True), chatgpt=("Created by Ross Bagdasarian Sr. in 1958.", False),
-              gpt4=("", True)),
-        _item("A rude question?", "x", improper=True, fid=("x", True)),
-    ]))
+    path.write_text(
+        json.dumps(
+            [
+                _item(
+                    "Who was the man behind The Chipmunks?",
+                    "David Seville/Ross Bagdasarian//David Seville",
+                    fid=("David Seville", True),
+                    chatgpt=("Created by Ross Bagdasarian Sr. in 1958.", False),
+                    gpt4=("", True),
+                ),
+                _item("A rude question?", "x", improper=True, fid=("x", True)),
+            ]
+        )
+    )
     records = read_evouna(path)
     assert [r["candidate_model"] for r in records] == ["FiD (DPR+FiD)", "ChatGPT-3.5"]  # empty answer, improper skipped
     first = records[0]

@@ -69,22 +69,42 @@ def test_final_answer_table(text, expected):
 REAL_STYLE_CASES = [
     # (candidate, expected answer, expected rule)
     ("f(6) = 26 + 5*10 = 76\n\nSo, there are 76 involutions on the set {1, 2, 3, 4, 5, 6}.", "76", "conclusion"),
-    ("Therefore, there are 5050 ordered triples (a, b, c) of non-negative integers with a + b + c = 99.",
-     "5050", "conclusion"),
+    (
+        "Therefore, there are 5050 ordered triples (a, b, c) of non-negative integers with a + b + c = 99.",
+        "5050",
+        "conclusion",
+    ),
     ("So, there will be 2,001,000 terms in the expansion of (x+y+z)^1999.", "2,001,000", "conclusion"),
     ("Hence 3^105 + 4^105 is congruent to 0 modulo 7.", "0", "conclusion"),
     ("n ≡ 2 * (1 - 1) / 9 ≡ 0 (mod 1982)", "0", "conclusion"),
-    ("$$3^{105} + 4^{105} \\equiv 0 \\pmod{13}.$$\nSo $3^{105} + 4^{105} \\equiv 0 \\pmod{13}$.", "0",
-     "conclusion"),
-    (("Therefore, the largest value of \\( \\frac{a}{b+c} + \\frac{b}{a+c} \\) is \\( \\frac{3}{2} \\), reached "
-      "when the triangle is equilateral."), "\\frac{3}{2}", "conclusion"),  # not the 2 of \\frac{3}{2}
-    (("Therefore, the remainder when p(x^7) is divided by p(x) is 6.\n\nNote: The facts in points 1-5 are not "
-      "needed here. The Remainder Theorem is enough."), "6", "conclusion"),  # asides skipped
+    ("$$3^{105} + 4^{105} \\equiv 0 \\pmod{13}.$$\nSo $3^{105} + 4^{105} \\equiv 0 \\pmod{13}$.", "0", "conclusion"),
+    (
+        (
+            "Therefore, the largest value of \\( \\frac{a}{b+c} + \\frac{b}{a+c} \\) is \\( \\frac{3}{2} \\), reached "
+            "when the triangle is equilateral."
+        ),
+        "\\frac{3}{2}",
+        "conclusion",
+    ),  # not the 2 of \\frac{3}{2}
+    (
+        (
+            "Therefore, the remainder when p(x^7) is divided by p(x) is 6.\n\nNote: The facts in points 1-5 are not "
+            "needed here. The Remainder Theorem is enough."
+        ),
+        "6",
+        "conclusion",
+    ),  # asides skipped
     ("The smallest value of the expression is 2, which occurs when x = 0.", "2", "conclusion"),
     ("The number of permutations with |p(i)−i|≤1 for all i is a_10 = 89.", "89", "conclusion"),
     ("Final Answer: The smallest value of a^3 + b^3 - a^2*b for positive a, b is 0.", "0", "final-answer"),
-    (("The final answer is that there is only 1 integer \\( n \\) in \\( \\{1, \\ldots, 99\\} \\) for which "
-      "\\( n^4 + 4^n \\) is prime."), "1", "final-answer"),
+    (
+        (
+            "The final answer is that there is only 1 integer \\( n \\) in \\( \\{1, \\ldots, 99\\} \\) for which "
+            "\\( n^4 + 4^n \\) is prime."
+        ),
+        "1",
+        "final-answer",
+    ),
     ("So the total is $252 \\times 5! = 30240$.", "30240", "conclusion"),
     ("The smallest value is 3/3 = 1.", "1", "conclusion"),
     ("Thus the smallest value of sqrt(ab+bc+ca)/(abc)^(1/3) is sqrt(3).", "sqrt(3)", "conclusion"),
@@ -102,20 +122,27 @@ REAL_STYLE_CASES = [
 
 # Short multiple-choice answers in SmolLM2's style, given the labels the question lists: an option
 # label that opens the answer with its text is the answer.
-@pytest.mark.parametrize("text,labels,expected", [
-    ("A. Hanoi", "ABCDE", ("A", "option-first")),
-    ("* (E) February", "ABCDEF", ("E", "option-first")),
-    ("- **C)** exclude\n\nThe opposite of include is exclude.", "ABCDE", ("C", "option-first")),
-    ("A. wolves\n\nThe plural form of the noun 'wolf' is 'wolves'.", "ABCDEFG", ("A", "option-first")),  # the letter
-    ("The symbol is:\n(4) Mg", ["1", "2", "3", "4"], ("4", "conclusion")),  # a label that does not open the answer
-    ("(4) Mg is magnesium.", ["1", "2", "3", "4"], ("4", "option-first")),
-    ("A. footen\nB. footes\nC. foots\nF. feet", "ABCDEFG", (None, None)),  # the options repeated: no choice
-    ("A leaf is not a plural noun.", "ABCDEFG", (None, None)),  # an article, not a label
-    ("J. K. Rowling wrote it.", "ABCD", (None, None)),  # not a listed label
-    ("A. Hanoi", None, (None, None)),  # no options listed: not read as a label
-    ("A: 24", None, ("24", "conclusion")),  # an extraction answer keeps its value
-    ("I. Let n be odd. Thus the result is 12.", None, ("12", "conclusion")),
-])
+@pytest.mark.parametrize(
+    "text,labels,expected",
+    [
+        ("A. Hanoi", "ABCDE", ("A", "option-first")),
+        ("* (E) February", "ABCDEF", ("E", "option-first")),
+        ("- **C)** exclude\n\nThe opposite of include is exclude.", "ABCDE", ("C", "option-first")),
+        (
+            "A. wolves\n\nThe plural form of the noun 'wolf' is 'wolves'.",
+            "ABCDEFG",
+            ("A", "option-first"),
+        ),  # the letter
+        ("The symbol is:\n(4) Mg", ["1", "2", "3", "4"], ("4", "conclusion")),  # a label that does not open the answer
+        ("(4) Mg is magnesium.", ["1", "2", "3", "4"], ("4", "option-first")),
+        ("A. footen\nB. footes\nC. foots\nF. feet", "ABCDEFG", (None, None)),  # the options repeated: no choice
+        ("A leaf is not a plural noun.", "ABCDEFG", (None, None)),  # an article, not a label
+        ("J. K. Rowling wrote it.", "ABCD", (None, None)),  # not a listed label
+        ("A. Hanoi", None, (None, None)),  # no options listed: not read as a label
+        ("A: 24", None, ("24", "conclusion")),  # an extraction answer keeps its value
+        ("I. Let n be odd. Thus the result is 12.", None, ("12", "conclusion")),
+    ],
+)
 def test_opening_option_label(text, labels, expected):
     assert extract_answer(text, labels) == expected
 
@@ -133,22 +160,29 @@ def test_real_style_endings(text, expected, rule):
     assert final_answer(text) == expected
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("Therefore, the values of a, b, and c are a = 3, b = -7, and c = 4.", "a = 3, b = -7, and c = 4"),
-    ("Now we can solve for s_2:\n\nx^2 + y^2 = (2b + a^3) / (3a)", "(2b + a^3) / (3a)"),
-    ("So, the final answer, as an expression of n, is:\n\n2^(2n)", "2^(2n)"),
-    ("Therefore, the minimum value of x_1^2 + ... + x_n^2 is 1/n.", "1/n"),
-    ("In conclusion, the possible values of $n \\pmod{k}$ are $0$ and $k$.", "0 and k"),  # not the = in math
-    ("In conclusion, the only solutions to $2^x+1=3^y$ are $x=1$, $y=0$, and $x=3$, $y=2$.",
-     "x=1, y=0, and x=3, y=2"),
-    ("There are no positive integer solutions to x^2 + y^2 + z^2 = 2xyz.",
-     "no positive integer solutions to x^2 + y^2 + z^2 = 2xyz"),
-    ("Therefore, the largest value of $f(n)$ is $1$, which occurs when $n=0$.", "1"),  # the aside is cut
-    ("We are done. Thus it factors as (x+y+z)(x^2+y^2+z^2-xy-yz-xz) in the end", None),  # prose, no copula
-    ("No numbers in this conclusion at all.", None),
-    ("The answer is " + "1 + " * 200 + "1", None),  # run-on, not a concluding sentence
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("Therefore, the values of a, b, and c are a = 3, b = -7, and c = 4.", "a = 3, b = -7, and c = 4"),
+        ("Now we can solve for s_2:\n\nx^2 + y^2 = (2b + a^3) / (3a)", "(2b + a^3) / (3a)"),
+        ("So, the final answer, as an expression of n, is:\n\n2^(2n)", "2^(2n)"),
+        ("Therefore, the minimum value of x_1^2 + ... + x_n^2 is 1/n.", "1/n"),
+        ("In conclusion, the possible values of $n \\pmod{k}$ are $0$ and $k$.", "0 and k"),  # not the = in math
+        (
+            "In conclusion, the only solutions to $2^x+1=3^y$ are $x=1$, $y=0$, and $x=3$, $y=2$.",
+            "x=1, y=0, and x=3, y=2",
+        ),
+        (
+            "There are no positive integer solutions to x^2 + y^2 + z^2 = 2xyz.",
+            "no positive integer solutions to x^2 + y^2 + z^2 = 2xyz",
+        ),
+        ("Therefore, the largest value of $f(n)$ is $1$, which occurs when $n=0$.", "1"),  # the aside is cut
+        ("We are done. Thus it factors as (x+y+z)(x^2+y^2+z^2-xy-yz-xz) in the end", None),  # prose, no copula
+        ("No numbers in this conclusion at all.", None),
+        ("The answer is " + "1 + " * 200 + "1", None),  # run-on, not a concluding sentence
+        (None, None),
+    ],
+)
 def test_concluding_statement(text, expected):
     assert concluding_statement(text) == expected
 
@@ -160,19 +194,43 @@ def test_boxed_nested_and_missing():
     assert boxed("\\boxed{never closed") is None
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("(B)", "B"), ("B.", "B"), ("b)", "B"), ("**(c)**", "C"), ("[D]", "D"),
-    (" Paris. ", "paris"), ("**Paris**", "paris"), ("The  Eiffel\nTower!", "the eiffel tower"),
-    ("$42$", "42"), ("\"yes\"", "yes"), ("(a big cat)", "a big cat"), (None, ""), ("", ""),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("(B)", "B"),
+        ("B.", "B"),
+        ("b)", "B"),
+        ("**(c)**", "C"),
+        ("[D]", "D"),
+        (" Paris. ", "paris"),
+        ("**Paris**", "paris"),
+        ("The  Eiffel\nTower!", "the eiffel tower"),
+        ("$42$", "42"),
+        ('"yes"', "yes"),
+        ("(a big cat)", "a big cat"),
+        (None, ""),
+        ("", ""),
+    ],
+)
 def test_normalize_answer(raw, expected):
     assert normalize_answer(raw) == expected
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("(B) Paris", "B"), ("B. Paris", "B"), ("C)", "C"), ("d", "D"), ("**A**", "A"), ("B because x", "B"),
-    ("Paris", None), ("Berlin is the capital", None), ("K) other", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("(B) Paris", "B"),
+        ("B. Paris", "B"),
+        ("C)", "C"),
+        ("d", "D"),
+        ("**A**", "A"),
+        ("B because x", "B"),
+        ("Paris", None),
+        ("Berlin is the capital", None),
+        ("K) other", None),
+        (None, None),
+    ],
+)
 def test_option_letter(raw, expected):
     assert option_letter(raw) == expected
 
@@ -196,18 +254,50 @@ def test_long_and_pathological_texts():
     assert final_answer("1," * 2500) == "1"
 
 
-@pytest.mark.parametrize("answer, value", [
-    ("1,875", 1875), ("$1,875.00", 1875), ("**2,100**", 2100), ("-3.50", Fraction(-7, 2)), (".5", Fraction(1, 2)),
-    ("5.", 5), ("13/3", Fraction(13, 3)), ("4 1/3", Fraction(13, 3)), ("-\\frac{3}{2}", Fraction(-3, 2)),
-    ("$\\dfrac{1635}{2}$", Fraction(1635, 2)), ("one hundred ninety-five", 195), ("minus seven", -7),
-    ("twenty-one thousand three hundred", 21300), ("0", 0),
-])
+@pytest.mark.parametrize(
+    "answer, value",
+    [
+        ("1,875", 1875),
+        ("$1,875.00", 1875),
+        ("**2,100**", 2100),
+        ("-3.50", Fraction(-7, 2)),
+        (".5", Fraction(1, 2)),
+        ("5.", 5),
+        ("13/3", Fraction(13, 3)),
+        ("4 1/3", Fraction(13, 3)),
+        ("-\\frac{3}{2}", Fraction(-3, 2)),
+        ("$\\dfrac{1635}{2}$", Fraction(1635, 2)),
+        ("one hundred ninety-five", 195),
+        ("minus seven", -7),
+        ("twenty-one thousand three hundred", 21300),
+        ("0", 0),
+    ],
+)
 def test_number_value_reads_numbers_in_any_form(answer, value):
     assert number_value(answer) == value
 
 
-@pytest.mark.parametrize("answer", ["2214 cents", "45%", "1,87", "12 or 14", "04", "1977-02-04", "1/0", "Paris",
-                                    "hundred", "three and", "twenty twelve", "five four", "ninety ninety", "x = 3", "", None])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "2214 cents",
+        "45%",
+        "1,87",
+        "12 or 14",
+        "04",
+        "1977-02-04",
+        "1/0",
+        "Paris",
+        "hundred",
+        "three and",
+        "twenty twelve",
+        "five four",
+        "ninety ninety",
+        "x = 3",
+        "",
+        None,
+    ],
+)
 def test_number_value_refuses_anything_but_a_number(answer):
     assert number_value(answer) is None
 
@@ -238,12 +328,16 @@ def test_open_qa_matching():
 def test_first_sentence():
     from bertjudge.core.extract import first_sentence
 
-    assert first_sentence("Ross Bagdasarian Sr. (1919-1972) made them. Later...") == \
-        "Ross Bagdasarian Sr. (1919-1972) made them."
+    assert (
+        first_sentence("Ross Bagdasarian Sr. (1919-1972) made them. Later...")
+        == "Ross Bagdasarian Sr. (1919-1972) made them."
+    )
     assert first_sentence("The U.S. Navy did. It was 1942.") == "The U.S. Navy did."
     assert first_sentence("Paris\n\nIt is the capital.") == "Paris"
-    assert first_sentence("  ") == "" and first_sentence("Mount Everest is 8,849 m tall.") == \
-        "Mount Everest is 8,849 m tall."
+    assert (
+        first_sentence("  ") == ""
+        and first_sentence("Mount Everest is 8,849 m tall.") == "Mount Everest is 8,849 m tall."
+    )
 
 
 def test_parse_options_after_ten_numbered_lines():

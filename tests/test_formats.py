@@ -45,8 +45,10 @@ def test_marker_tokens_need_them_in_the_vocabulary(tokenizer):
     tok = AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
     tok.add_special_tokens({"additional_special_tokens": fmt.new_tokens})
     ids = Encoder(tok, fmt).encode(record())
-    assert decode(tok, ids) == "[CLS] <|question|> what is the capital of france? <|candidate|> paris. " \
-                               "<|reference|> paris [SEP]"
+    assert (
+        decode(tok, ids) == "[CLS] <|question|> what is the capital of france? <|candidate|> paris. "
+        "<|reference|> paris [SEP]"
+    )
 
 
 def test_answer_segment_carries_the_extracted_answer(tokenizer):
@@ -64,13 +66,14 @@ def test_answer_segment_without_the_last_number_fallback(tokenizer):
     without = Encoder(tokenizer, JudgeFormat(order="AR", answer_last_number=False))
     assert decode(tokenizer, without.encode(expression)).startswith("[CLS] none found [SEP]")
     stated = record(candidate="We compute 3 + 4. Final answer: 7", reference="7")
-    assert decode(tokenizer, without.encode(stated)) == "[CLS] 7 [SEP] 7 [SEP]"   # found by a pattern: kept
+    assert decode(tokenizer, without.encode(stated)) == "[CLS] 7 [SEP] 7 [SEP]"  # found by a pattern: kept
     assert JudgeFormat.from_dict(JudgeFormat(answer_last_number=False).to_dict()).answer_last_number is False
 
 
 def test_answer_segment_with_the_concluding_statement(tokenizer):
-    pairs = record(candidate="In conclusion, the solutions are $x=1$, $y=1$ and $x=3$, $y=2$.",
-                   reference="x=1, y=1 and x=3, y=2")
+    pairs = record(
+        candidate="In conclusion, the solutions are $x=1$, $y=1$ and $x=3$, $y=2$.", reference="x=1, y=1 and x=3, y=2"
+    )
     stated = Encoder(tokenizer, JudgeFormat(order="AR", answer_statement=True))
     assert decode(tokenizer, Encoder(tokenizer, JudgeFormat(order="AR")).encode(pairs)).startswith("[CLS] 2 [SEP]")
     assert decode(tokenizer, stated.encode(pairs)).startswith("[CLS] x = 1, y = 1 and x = 3, y = 2 [SEP]")
@@ -91,9 +94,9 @@ def test_segment_truncation_keeps_reference_question_end_and_candidate_tail(toke
     assert len(ids) == 64
     text = decode(tokenizer, ids)
     q, c, r = text.removeprefix("[CLS] ").removesuffix(" [SEP]").split(" [SEP] ")
-    assert q.endswith("which city is it?") and "w0 " not in q       # the question keeps its end
+    assert q.endswith("which city is it?") and "w0 " not in q  # the question keeps its end
     assert c.startswith("start") and c.endswith("final answer is paris")  # head and tail of the candidate
-    assert r == "paris, france"                                      # the reference whole
+    assert r == "paris, france"  # the reference whole
 
 
 def test_left_truncation_keeps_the_end_of_the_sequence(tokenizer):
@@ -119,8 +122,18 @@ def test_format_round_trip_and_mismatch():
         JudgeFormat.from_dict({"order": "QCR", "colour": "red"})
 
 
-@pytest.mark.parametrize("kwargs", [{"order": "QC"}, {"order": "QR"}, {"order": "QCRR"}, {"order": "XCR"},
-                                    {"markers": "tags"}, {"truncation": "right"}, {"max_length": 4}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"order": "QC"},
+        {"order": "QR"},
+        {"order": "QCRR"},
+        {"order": "XCR"},
+        {"markers": "tags"},
+        {"truncation": "right"},
+        {"max_length": 4},
+    ],
+)
 def test_invalid_formats_are_refused(kwargs):
     with pytest.raises(FormatError):
         JudgeFormat(**kwargs)
@@ -151,32 +164,42 @@ def test_reference_token_type_with_marker_tokens():
 
 def test_answer_only_format(tokenizer):
     enc = Encoder(tokenizer, JudgeFormat(order="AR", max_length=32))
-    assert tokenizer.decode(enc.encode(record(candidate="blah " * 50 + "Final answer: Paris"))) == \
-        "[CLS] paris [SEP] paris [SEP]"
+    assert (
+        tokenizer.decode(enc.encode(record(candidate="blah " * 50 + "Final answer: Paris")))
+        == "[CLS] paris [SEP] paris [SEP]"
+    )
 
 
 def test_answer_value_gives_a_number_in_another_form_its_canonical_value(tokenizer):
     fmt = JudgeFormat(order="AR", answer_value=True)
     enc = Encoder(tokenizer, fmt)
-    assert decode(tokenizer, enc.encode(record(candidate="Final answer: 1,875", reference="1875"))) == \
-        "[CLS] 1, 875 = 1875 [SEP] 1875 [SEP]"
-    assert decode(tokenizer, enc.encode(record(candidate="So it is \\boxed{\\frac{57}{2}}", reference="28.5"))) \
-        .startswith("[CLS] \\ frac { 57 } { 2 } = 28. 5 [SEP]")
+    assert (
+        decode(tokenizer, enc.encode(record(candidate="Final answer: 1,875", reference="1875")))
+        == "[CLS] 1, 875 = 1875 [SEP] 1875 [SEP]"
+    )
+    assert decode(
+        tokenizer, enc.encode(record(candidate="So it is \\boxed{\\frac{57}{2}}", reference="28.5"))
+    ).startswith("[CLS] \\ frac { 57 } { 2 } = 28. 5 [SEP]")
     for canonical_or_not_a_number in ("Final answer: 1875", "Final answer: 12 cm", "Final answer: Paris"):
         rec = record(candidate=canonical_or_not_a_number, reference="x")
         assert "=" not in decode(tokenizer, enc.encode(rec))
-    assert "=" not in decode(tokenizer, Encoder(tokenizer, JudgeFormat(order="AR")).encode(
-        record(candidate="Final answer: 1,875", reference="1875")))
+    assert "=" not in decode(
+        tokenizer,
+        Encoder(tokenizer, JudgeFormat(order="AR")).encode(record(candidate="Final answer: 1,875", reference="1875")),
+    )
     assert JudgeFormat.from_dict(fmt.to_dict()) == fmt != JudgeFormat(order="AR")
 
 
-@pytest.mark.parametrize("question, references, expected", [
-    ("Capital of Portugal?\n1) Havana\n2) Lisbon\n\nAnswer with the label.", ["2"], ["2) Lisbon"]),
-    ("Capital of Portugal?\n- **A**: Havana\n- **B**: Lisbon", ["B", "lisbon"], ["B) Lisbon"]),  # alias dropped
-    ("Which is largest? (A) 3 (B) 9 (C) 5", ["(b)"], ["B) 9"]),
-    ("Which is largest?\nA. 3\nB. 9", ["D"], ["D"]),  # not an option: kept as it is
-    ("What is 2 + 3?", ["5"], ["5"]),  # no options
-])
+@pytest.mark.parametrize(
+    "question, references, expected",
+    [
+        ("Capital of Portugal?\n1) Havana\n2) Lisbon\n\nAnswer with the label.", ["2"], ["2) Lisbon"]),
+        ("Capital of Portugal?\n- **A**: Havana\n- **B**: Lisbon", ["B", "lisbon"], ["B) Lisbon"]),  # alias dropped
+        ("Which is largest? (A) 3 (B) 9 (C) 5", ["(b)"], ["B) 9"]),
+        ("Which is largest?\nA. 3\nB. 9", ["D"], ["D"]),  # not an option: kept as it is
+        ("What is 2 + 3?", ["5"], ["5"]),  # no options
+    ],
+)
 def test_with_option_texts(question, references, expected):
     assert with_option_texts(references, question) == expected
 
@@ -186,8 +209,10 @@ def test_reference_options_expand_multiple_choice_references_only(tokenizer):
     enc = Encoder(tokenizer, fmt)
     mc = record(question="Capital of France?\nA. Lyon\nB. Paris", candidate="Final answer: A) Paris", reference="B")
     assert decode(tokenizer, enc.encode(mc)) == "[CLS] a ) paris [SEP] b ) paris [SEP]"
-    math = {**record(question="Pick one:\n1) add\n2) subtract\nWhat is 1 + 1?", candidate="2", reference="2"),
-            "category": "open_math"}
+    math = {
+        **record(question="Pick one:\n1) add\n2) subtract\nWhat is 1 + 1?", candidate="2", reference="2"),
+        "category": "open_math",
+    }
     assert decode(tokenizer, enc.encode(math)) == "[CLS] 2 [SEP] 2 [SEP]"
     assert JudgeFormat.from_dict(fmt.to_dict()) == fmt != JudgeFormat(order="AR")
 
@@ -199,8 +224,10 @@ def test_ranked_references_and_expansion():
     assert ranked_references("She died of cancer in 1953.", refs, 2) == ["Cancer (disease)", "cancer"]
     assert ranked_references("A malignant tumour.", refs, 2) == ["Malignant neoplasm", "Tumour virus"]
     assert ranked_references("x", ["Paris", "paris", "PARIS."], 4) == ["Paris"]  # one per normal form
-    recs = [{"candidate": "Paris.", "references": ["Lutetia", "Paris", "City of Light"]},
-            {"candidate": "Rome", "references": ["Rome"]}]
+    recs = [
+        {"candidate": "Paris.", "references": ["Lutetia", "Paris", "City of Light"]},
+        {"candidate": "Rome", "references": ["Rome"]},
+    ]
     flat, owner = expand_references(recs, JudgeFormat(references="each", max_references=2))
     assert [r["references"] for r in flat] == [["Paris"], ["Lutetia"], ["Rome"]] and owner == [0, 0, 1]
     assert expand_references(recs, JudgeFormat()) == (recs, [0, 1])
@@ -214,8 +241,9 @@ def test_each_reference_scores_the_best_match(tiny_backbone):
     from bertjudge.judges.encoder import EncoderJudge
 
     judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))
-    rec = normalize({"question": "Capital of France?", "candidate": "It is Paris.", "references": ["Lutetia", "Paris"],
-                     "label": 1})
+    rec = normalize(
+        {"question": "Capital of France?", "candidate": "It is Paris.", "references": ["Lutetia", "Paris"], "label": 1}
+    )
     singles = [normalize({**rec, "id": None, "references": [r]}) for r in rec["references"]]
     both = judge.logits_records([rec])[0]
     assert np.isclose(both, judge.logits_records(singles).max(), atol=1e-5)
@@ -233,21 +261,31 @@ def test_each_reference_scores_the_best_match(tiny_backbone):
 
 def test_open_qa_answer_segment_is_the_marked_answer_or_the_first_sentence(tokenizer):
     enc = Encoder(tokenizer, JudgeFormat(order="ARQC"))
-    para = {"question": "Who created the Chipmunks?", "references": ["David Seville"], "category": "open_qa",
-            "candidate": "Ross Bagdasarian Sr. (1919-1972) created them. He used the name David Seville."}
+    para = {
+        "question": "Who created the Chipmunks?",
+        "references": ["David Seville"],
+        "category": "open_qa",
+        "candidate": "Ross Bagdasarian Sr. (1919-1972) created them. He used the name David Seville.",
+    }
     assert enc.texts(para)["answer"] == "Ross Bagdasarian Sr. (1919-1972) created them."  # not the year 1972
     assert enc.texts({**para, "candidate": "Thinking...\nFinal answer: David Seville"})["answer"] == "David Seville"
     assert enc.texts({**para, "category": "other"})["answer"] == "1972"  # other categories: as before
 
 
 def test_training_batches_read_the_best_matching_reference_only(tiny_backbone):
-    from bertjudge.core.records import normalize
     from bertjudge.core.collate import Collator
+    from bertjudge.core.records import normalize
     from bertjudge.judges.encoder import EncoderJudge
 
     judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=3))
-    rec = normalize({"question": "Capital of France?", "candidate": "It is Paris.",
-                     "references": ["Lutetia", "Paris", "City of Light"], "label": 1})
+    rec = normalize(
+        {
+            "question": "Capital of France?",
+            "candidate": "It is Paris.",
+            "references": ["Lutetia", "Paris", "City of Light"],
+            "label": 1,
+        }
+    )
     batch = Collator(judge.encoder, references=1)([rec])
     assert "owner" not in batch and batch["input_ids"].shape[0] == 1
     text = judge.tokenizer.decode(batch["input_ids"][0])

@@ -20,8 +20,15 @@ from bertjudge.judges.prompt import PROMPT_VERSION, parse_verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "configs" / "generative").glob("*.yaml"))
-TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "num_key_value_heads": 1,
-        "intermediate_size": 64, "head_dim": 16, "max_position_embeddings": 2048}
+TINY = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "intermediate_size": 64,
+    "head_dim": 16,
+    "max_position_embeddings": 2048,
+}
 
 
 def smollm2_tokenizer():
@@ -37,15 +44,24 @@ def smollm2_tokenizer():
 def make_tiny_causal_lm(folder, tokenizer, model_type="llama"):
     from transformers import AutoModelForCausalLM
 
-    return save_random_model(AutoModelForCausalLM, tokenizer, folder, model_type, bos_token_id=tokenizer.bos_token_id,
-                             eos_token_id=tokenizer.eos_token_id, **TINY)
+    return save_random_model(
+        AutoModelForCausalLM,
+        tokenizer,
+        folder,
+        model_type,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        **TINY,
+    )
 
 
 @pytest.fixture(scope="module")
 def tiny_lms(tmp_path_factory):
     tokenizer = smollm2_tokenizer()
-    return {kind: make_tiny_causal_lm(tmp_path_factory.mktemp(f"tiny-{kind}"), tokenizer, kind)
-            for kind in ("llama", "qwen3", "gemma3_text")}
+    return {
+        kind: make_tiny_causal_lm(tmp_path_factory.mktemp(f"tiny-{kind}"), tokenizer, kind)
+        for kind in ("llama", "qwen3", "gemma3_text")
+    }
 
 
 def toy_records(n=24, seed=0):
@@ -54,11 +70,18 @@ def toy_records(n=24, seed=0):
     for i in range(n):
         a, b = map(int, rng.integers(1, 50, 2))
         ok = i % 2 == 0
-        rows.append(normalize({
-            "task": "toy", "category": "open_math", "question": f"What is {a}+{b}?",
-            "candidate": f"{'Let me add. ' * (i % 5)}Final answer: {a + b if ok else a + b + 1}",
-            "reference": str(a + b), "label": int(ok),
-        }))
+        rows.append(
+            normalize(
+                {
+                    "task": "toy",
+                    "category": "open_math",
+                    "question": f"What is {a}+{b}?",
+                    "candidate": f"{'Let me add. ' * (i % 5)}Final answer: {a + b if ok else a + b + 1}",
+                    "reference": str(a + b),
+                    "label": int(ok),
+                }
+            )
+        )
     return rows
 
 
@@ -92,8 +115,10 @@ def test_prompt_uses_the_chat_template_and_a_plain_fallback(tiny_lms):
 
     plain = PromptEncoder(judge.tokenizer, judge.format)
     assert judge.tokenizer.decode(plain.encode(row)).endswith("Answer:")
-    assert plain.verdict_ids == [judge.tokenizer(" True", add_special_tokens=False)["input_ids"][0],
-                                 judge.tokenizer(" False", add_special_tokens=False)["input_ids"][0]]
+    assert plain.verdict_ids == [
+        judge.tokenizer(" True", add_special_tokens=False)["input_ids"][0],
+        judge.tokenizer(" False", add_special_tokens=False)["input_ids"][0],
+    ]
 
 
 def test_long_candidates_are_cut_to_the_budget_keeping_their_tail(tiny_lms):
@@ -106,16 +131,28 @@ def test_long_candidates_are_cut_to_the_budget_keeping_their_tail(tiny_lms):
     assert "Final answer: 5" in judge.tokenizer.decode(ids)
 
 
-@pytest.mark.parametrize("output, verdict", [
-    ("True", True), ("false.", False), ("**False**", False), (" TRUE\n", True),
-    ("The candidate says 5, the reference is 5.\nVerdict: True", True),
-    ("Verdict: **False**", False), ("The verdict is: correct", True), ("Final verdict - incorrect.", False),
-    ("Verdict: True\nHmm, wait: 5 is not 6.\nVerdict: False", False),
-    ("<think>It looks True at first.</think>\nVerdict: False", False),
-    ("<think>Let me compare 5 and 6, it is True that", None),  # reasoning cut by the token bound
-    ("True or False? Hard to say.", None), ("Verdict: True/False", None), ("Verdict: unclear", None),
-    ("The candidate's answer matches.", None), ("", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "output, verdict",
+    [
+        ("True", True),
+        ("false.", False),
+        ("**False**", False),
+        (" TRUE\n", True),
+        ("The candidate says 5, the reference is 5.\nVerdict: True", True),
+        ("Verdict: **False**", False),
+        ("The verdict is: correct", True),
+        ("Final verdict - incorrect.", False),
+        ("Verdict: True\nHmm, wait: 5 is not 6.\nVerdict: False", False),
+        ("<think>It looks True at first.</think>\nVerdict: False", False),
+        ("<think>Let me compare 5 and 6, it is True that", None),  # reasoning cut by the token bound
+        ("True or False? Hard to say.", None),
+        ("Verdict: True/False", None),
+        ("Verdict: unclear", None),
+        ("The candidate's answer matches.", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_reasoning_verdicts_are_parsed_or_flagged(output, verdict):
     assert parse_verdict(output) is verdict
 
@@ -130,11 +167,20 @@ def test_reasoning_mode_reports_unparsed_outputs_instead_of_scoring_them_wrong(t
     monkeypatch.setattr(GenerativeJudge, "generate", lambda self, batch: [next(outputs) for _ in batch["ids"]])
     data = tmp_path / "rows.jsonl"
     write_records(data, rows)
-    cli = run_lightning_cli([
-        "validate", "--model=bertjudge.judges.generative.GenerativeJudge", f"--model.backbone={tiny_lms['qwen3']}",
-        "--model.lora_r=0", "--model.mode=reasoning", f"--data.val=[{data}]", "--data.eval_batch_size=4",
-        "--trainer.logger=false", "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={tmp_path}",
-    ])
+    cli = run_lightning_cli(
+        [
+            "validate",
+            "--model=bertjudge.judges.generative.GenerativeJudge",
+            f"--model.backbone={tiny_lms['qwen3']}",
+            "--model.lora_r=0",
+            "--model.mode=reasoning",
+            f"--data.val=[{data}]",
+            "--data.eval_batch_size=4",
+            "--trainer.logger=false",
+            "--trainer.enable_progress_bar=false",
+            f"--trainer.default_root_dir={tmp_path}",
+        ]
+    )
     metrics = cli.trainer.callback_metrics
     assert metrics["val/unparsed"] == 1 and metrics["val/unparsed_rate"] == pytest.approx(0.25)
     assert metrics["val/acc"] == 1.0  # the three parsed verdicts are right
@@ -152,13 +198,24 @@ def test_left_pad_moves_padding_to_the_left():
 def test_lora_fit_exports_a_plain_folder_that_scores_identically(tiny_lms, tmp_path):
     data = tmp_path / "toy.jsonl"
     write_records(data, toy_records(24))
-    cli = run_lightning_cli([
-        "fit", "--model=bertjudge.judges.generative.GenerativeJudge", f"--model.backbone={tiny_lms['qwen3']}",
-        "--model.lora_r=4", "--model.lr=5e-3", "--model.effective_batch_size=8",
-        f"--data.train=[{data}]", f"--data.val=[{data}]", f"--data.test=[{data}]", "--data.batch_size=8",
-        "--trainer.max_epochs=2", "--trainer.logger=false", "--trainer.enable_progress_bar=false",
-        f"--trainer.default_root_dir={tmp_path / 'run'}",
-    ])
+    cli = run_lightning_cli(
+        [
+            "fit",
+            "--model=bertjudge.judges.generative.GenerativeJudge",
+            f"--model.backbone={tiny_lms['qwen3']}",
+            "--model.lora_r=4",
+            "--model.lr=5e-3",
+            "--model.effective_batch_size=8",
+            f"--data.train=[{data}]",
+            f"--data.val=[{data}]",
+            f"--data.test=[{data}]",
+            "--data.batch_size=8",
+            "--trainer.max_epochs=2",
+            "--trainer.logger=false",
+            "--trainer.enable_progress_bar=false",
+            f"--trainer.default_root_dir={tmp_path / 'run'}",
+        ]
+    )
     trained = cli.model
     assert all("lora_" in n for n, p in trained.named_parameters() if p.requires_grad)
     lora_b = [p for n, p in trained.named_parameters() if "lora_B" in n]
@@ -178,8 +235,21 @@ def test_lora_fit_exports_a_plain_folder_that_scores_identically(tiny_lms, tmp_p
     from bertjudge.cli.main import main
 
     write_records(tmp_path / "in.jsonl", rows)
-    assert main(["judge", "--judge", str(folder), "--input", str(tmp_path / "in.jsonl"),
-                      "--output", str(tmp_path / "out.jsonl"), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                "--judge",
+                str(folder),
+                "--input",
+                str(tmp_path / "in.jsonl"),
+                "--output",
+                str(tmp_path / "out.jsonl"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     scored = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     np.testing.assert_allclose([r["score"] for r in scored], judge.score_records(rows), rtol=1e-5)
     # a judge made with another prompt is refused
@@ -198,13 +268,23 @@ def tiny_for(config_path, tiny_lms):
 def test_fast_dev_run_of_every_generative_config(config, tiny_lms, tmp_path):
     init = yaml.safe_load((ROOT / config).read_text())["model"]["init_args"]
     command = "fit" if init["lora_r"] else "validate"  # off-the-shelf judges are evaluated only
-    cli = run_lightning_cli([
-        command, f"--config={config}", "--trainer.fast_dev_run=true", "--trainer.accelerator=cpu",
-        "--trainer.devices=1", "--trainer.precision=32-true", f"--trainer.default_root_dir={tmp_path}",
-        f"--model.init_args.backbone={tiny_for(config, tiny_lms)}", "--model.init_args.dtype=null",
-        "--data.train=[embedded:train?n=8]", "--data.val=[embedded:val?n=4]", "--data.batch_size=4",
-        "--data.eval_batch_size=4",
-    ])
+    cli = run_lightning_cli(
+        [
+            command,
+            f"--config={config}",
+            "--trainer.fast_dev_run=true",
+            "--trainer.accelerator=cpu",
+            "--trainer.devices=1",
+            "--trainer.precision=32-true",
+            f"--trainer.default_root_dir={tmp_path}",
+            f"--model.init_args.backbone={tiny_for(config, tiny_lms)}",
+            "--model.init_args.dtype=null",
+            "--data.train=[embedded:train?n=8]",
+            "--data.val=[embedded:val?n=4]",
+            "--data.batch_size=4",
+            "--data.eval_batch_size=4",
+        ]
+    )
     assert isinstance(cli.model, GenerativeJudge)
     if command == "fit":
         assert cli.trainer.global_step == 1

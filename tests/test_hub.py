@@ -30,8 +30,9 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def add_commit(cache: Path, repo: str, folder: Path, commit: str, refs=("main",), links: bool = True,
-               tree: bool = True) -> Path:
+def add_commit(
+    cache: Path, repo: str, folder: Path, commit: str, refs=("main",), links: bool = True, tree: bool = True
+) -> Path:
     """Put ``folder`` in the cache as ``repo`` at ``commit``, as ``snapshot_download`` leaves it: each file a
     link to its blob (named by sha256 for LFS files, by git blob id for the others), the refs, the tree
     listing; ``links=False``: plain copies and no listing (a cache without the Hub's hashes)."""
@@ -46,7 +47,12 @@ def add_commit(cache: Path, repo: str, folder: Path, commit: str, refs=("main",)
             sha = hashlib.sha256(data).hexdigest()
             pointer = f"version https://git-lfs.github.com/spec/v1\noid sha256:{sha}\nsize {len(data)}\n".encode()
             etag = sha
-            listing[rel] = {"size": len(data), "blob_id": git_blob_id(pointer), "lfs_sha256": sha, "lfs_size": len(data)}
+            listing[rel] = {
+                "size": len(data),
+                "blob_id": git_blob_id(pointer),
+                "lfs_sha256": sha,
+                "lfs_size": len(data),
+            }
         else:
             etag = git_blob_id(data)
             listing[rel] = {"size": len(data), "blob_id": etag}
@@ -70,8 +76,10 @@ def add_commit(cache: Path, repo: str, folder: Path, commit: str, refs=("main",)
 def judges(tiny_backbone, tmp_path_factory):
     """Two exported tiny judges that score differently (two commits of one repo)."""
     root = tmp_path_factory.mktemp("hub-judges")
-    return (EncoderJudge(backbone=tiny_backbone, temperature=0.02).export(root / "main"),
-            EncoderJudge(backbone=tiny_backbone, temperature=0.05, bias=1.0).export(root / "v1"))
+    return (
+        EncoderJudge(backbone=tiny_backbone, temperature=0.02).export(root / "main"),
+        EncoderJudge(backbone=tiny_backbone, temperature=0.05, bias=1.0).export(root / "v1"),
+    )
 
 
 @pytest.fixture

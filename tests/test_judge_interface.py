@@ -20,8 +20,17 @@ from bertjudge.judges.generative import GenerativeJudge
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.loading import Judge
 
-KINDS = ["encoder", "generative-direct", "generative-reasoning", "bleurt", "prompted", "regex", "contains",
-         "hybrid", "cascade"]
+KINDS = [
+    "encoder",
+    "generative-direct",
+    "generative-reasoning",
+    "bleurt",
+    "prompted",
+    "regex",
+    "contains",
+    "hybrid",
+    "cascade",
+]
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +45,19 @@ def specs(tiny_backbone, tiny_lm, tmp_path_factory):
     EncoderJudge(backbone=tiny_backbone).export(root / "encoder")
     GenerativeJudge(backbone=tiny_lm, lora_r=0).export(root / "generative-direct")
     GenerativeJudge(backbone=tiny_lm, lora_r=0, mode="reasoning", max_new_tokens=4).export(
-        root / "generative-reasoning")
+        root / "generative-reasoning"
+    )
     BleurtJudge(checkpoint=make_tiny_bleurt(root / "bleurt-checkpoint")).export(root / "bleurt")
-    PromptedJudge(TransformersBackend(tiny_lm, device="cpu", batch_size=2), mode="reasoning",
-                  max_new_tokens=4).export(root / "prompted")
-    return {**{kind: str(root / kind) for kind in KINDS[:5]}, "regex": "regex", "contains": "contains",
-            "hybrid": f"hybrid:{root / 'encoder'}", "cascade": f"cascade:{root / 'encoder'}?band=0.3,0.7"}
+    PromptedJudge(TransformersBackend(tiny_lm, device="cpu", batch_size=2), mode="reasoning", max_new_tokens=4).export(
+        root / "prompted"
+    )
+    return {
+        **{kind: str(root / kind) for kind in KINDS[:5]},
+        "regex": "regex",
+        "contains": "contains",
+        "hybrid": f"hybrid:{root / 'encoder'}",
+        "cascade": f"cascade:{root / 'encoder'}?band=0.3,0.7",
+    }
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -49,8 +65,9 @@ def test_every_judge_kind_answers_the_interface(kind, specs, tmp_path):
     records = toy_records(8)
     judge = Judge.load(specs[kind])
     assert isinstance(judge, BaseJudge)
-    scores = judge.score([r["question"] for r in records], [r["candidate"] for r in records],
-                         [r["references"] for r in records])
+    scores = judge.score(
+        [r["question"] for r in records], [r["candidate"] for r in records], [r["references"] for r in records]
+    )
     assert scores.shape == (8,)
     assert all(math.isnan(s) or 0.0 <= s <= 1.0 for s in scores)
     details = judge.details(records, progress=False, batch_size=4)
@@ -71,12 +88,39 @@ def test_every_judge_kind_answers_the_interface(kind, specs, tmp_path):
 def test_every_judge_kind_runs_through_judge_and_evaluate(kind, specs, tmp_path):
     records = toy_records(6)
     data = write_records(tmp_path / "rows.jsonl", records)
-    assert main(["judge", "--judge", specs[kind], "--input", str(data), "--output", str(tmp_path / "scored.jsonl"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                "--judge",
+                specs[kind],
+                "--input",
+                str(data),
+                "--output",
+                str(tmp_path / "scored.jsonl"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     scored = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
     assert [row["id"] for row in scored] == [r["id"] for r in records]
-    assert main(["evaluate", "--data", str(data), "--judge", specs[kind], "--output", str(tmp_path / "report"),
-                 "--bootstrap", "10"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--judge",
+                specs[kind],
+                "--output",
+                str(tmp_path / "report"),
+                "--bootstrap",
+                "10",
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     (only,) = report["judges"].values()
     accuracy = only["overall"]["accuracy"]

@@ -70,8 +70,11 @@ def test_the_prompt_has_judgelm_shape_and_its_own_version(scoring_lm):
     [message] = judge.conversation(record)
     text = message["content"]
     assert message["role"] == "user"
-    blocks = [f"[Question]\n{record['question']}", f"[Reference Answer]\n{record['references'][0]}",
-              f"[The Start of Assistant's Answer]\n{record['candidate']}\n[The End of Assistant's Answer]"]
+    blocks = [
+        f"[Question]\n{record['question']}",
+        f"[Reference Answer]\n{record['references'][0]}",
+        f"[The Start of Assistant's Answer]\n{record['candidate']}\n[The End of Assistant's Answer]",
+    ]
     positions = [text.index(block) for block in blocks]
     assert positions == sorted(positions)  # question, reference, answer, as JudgeLM orders them
     assert text.startswith("You are a helpful and precise assistant for checking the quality of the answer.")
@@ -93,21 +96,49 @@ def test_the_prompt_has_judgelm_shape_and_its_own_version(scoring_lm):
 
 
 # --- the parser -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("output,expected", [
-    ("7", 7.0), ("10", 10.0), ("1", 1.0), ("8.5", 8.5), ("  **8**", 8.0), ("9\nThe answer matches the reference.", 9.0),
-    ("7 8", 7.0),  # JudgeLM's pairwise line: the first score
-    ("Score: 7/10", 7.0), ("score: 7 / 10", 7.0), ("Rating: [[8]]", 8.0), ("Score = 10", 10.0),
-    ("score (1-10): 8", 8.0), ("The answer is wrong.\nScore: 2", 2.0), ("Score: 3. Actually, Score: 6", 6.0),
-    ("I would rate it 9 out of 10.", 9.0), ("I give it a 7/10.", 7.0), ("8/10", 8.0), ("Score: 7.5.", 7.5),
-    ("<think>first 2, then</think>\n6", 6.0),
-    # no score
-    (None, None), ("", None), ("none", None), ("rating: ten", None), ("The answer is correct.", None),
-    ("<think>still thinking about 7", None), ("3 apples", None), ("5%", None), ("2024 was the year", None),
-    ("It scored 1 point in 2 tries", None),
-    # another scale or out of range
-    ("3/5", None), ("Score: 3/5", None), ("0", None), ("11", None), ("Score: 100", None), ("10.5", None),
-    ("1.5.2", None),
-])
+@pytest.mark.parametrize(
+    "output,expected",
+    [
+        ("7", 7.0),
+        ("10", 10.0),
+        ("1", 1.0),
+        ("8.5", 8.5),
+        ("  **8**", 8.0),
+        ("9\nThe answer matches the reference.", 9.0),
+        ("7 8", 7.0),  # JudgeLM's pairwise line: the first score
+        ("Score: 7/10", 7.0),
+        ("score: 7 / 10", 7.0),
+        ("Rating: [[8]]", 8.0),
+        ("Score = 10", 10.0),
+        ("score (1-10): 8", 8.0),
+        ("The answer is wrong.\nScore: 2", 2.0),
+        ("Score: 3. Actually, Score: 6", 6.0),
+        ("I would rate it 9 out of 10.", 9.0),
+        ("I give it a 7/10.", 7.0),
+        ("8/10", 8.0),
+        ("Score: 7.5.", 7.5),
+        ("<think>first 2, then</think>\n6", 6.0),
+        # no score
+        (None, None),
+        ("", None),
+        ("none", None),
+        ("rating: ten", None),
+        ("The answer is correct.", None),
+        ("<think>still thinking about 7", None),
+        ("3 apples", None),
+        ("5%", None),
+        ("2024 was the year", None),
+        ("It scored 1 point in 2 tries", None),
+        # another scale or out of range
+        ("3/5", None),
+        ("Score: 3/5", None),
+        ("0", None),
+        ("11", None),
+        ("Score: 100", None),
+        ("10.5", None),
+        ("1.5.2", None),
+    ],
+)
 def test_parse_score(output, expected):
     assert parse_score(output) == expected
 
@@ -167,8 +198,23 @@ def test_export_load_and_evaluate(scoring_lm, tmp_path):
     details = loaded.details(test)
     assert [d["output"] for d in details] == [d["output"] for d in judge.details(test)]
     data = write_records(tmp_path / "test.jsonl", test)
-    assert main(["evaluate", "--data", str(data), "--judge", str(folder), "regex", "--output", str(tmp_path / "report"),
-                 "--bootstrap", "10"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--judge",
+                str(folder),
+                "regex",
+                "--output",
+                str(tmp_path / "report"),
+                "--bootstrap",
+                "10",
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     [key] = [k for k in report["judges"] if k != "regex"]
     result = report["judges"][key]
@@ -198,8 +244,14 @@ def test_judgelm_architectures_have_the_published_sizes(key, published):
 def test_score10_flops_are_a_prefill_and_the_score_tokens():
     from transformers import LlamaConfig
 
-    config = LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2)
+    config = LlamaConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+    )
     L = 12
     model = bench.build_model(config, "causal")
     expected = bench.count_flops(model, input_ids=bench._ids(L), logits_to_keep=1)
@@ -216,8 +268,12 @@ def test_bench_costs_judgelm_rows(monkeypatch):
     subjects = {s.name: s for s in bench.default_subjects()}
     for key in ("judgelm-7b", "judgelm-13b"):
         assert subjects[f"{key}.score10"].kind == "score10" and subjects[f"{key}.score10"].architecture == key
-    tiny = bench.Arch("test/tiny-llama", "causal", "llama", dict(
-        vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2))
+    tiny = bench.Arch(
+        "test/tiny-llama",
+        "causal",
+        "llama",
+        dict(vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2),
+    )
     monkeypatch.setitem(bench.ARCHITECTURES, "tiny", tiny)
     records, tokenizer = toy_records(5), bench.proxy_tokenizer()
     row, accuracy = bench.measure(bench.Subject("tiny.score10", "score10", "tiny"), records, tokenizer=tokenizer)
@@ -231,8 +287,9 @@ def test_bench_costs_judgelm_rows(monkeypatch):
 
 @pytest.mark.slow
 def test_bench_costs_judgelm_7b_without_timing_it():
-    row, accuracy = bench.measure(bench.Subject("judgelm-7b.score10", "score10", "judgelm-7b"), toy_records(5),
-                                  tokenizer=bench.proxy_tokenizer())
+    row, accuracy = bench.measure(
+        bench.Subject("judgelm-7b.score10", "score10", "judgelm-7b"), toy_records(5), tokenizer=bench.proxy_tokenizer()
+    )
     assert accuracy is None and row["params"] == pytest.approx(6.74e9, rel=0.01)
     assert "not timed" in row["notes"] and "latency_p50_ms" not in row
     config = bench.ARCHITECTURES["judgelm-7b"].make_config()

@@ -53,12 +53,39 @@ def lmeval_output(tmp_path_factory):
     """The folder `lm_eval --log_samples` wrote (one model folder with a samples and a results file)."""
     tmp = tmp_path_factory.mktemp("lmeval")
     model = rigged_lm(tmp / "tiny-llama")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-           "HF_DATASETS_CACHE": str(tmp / "datasets-cache"), "TOKENIZERS_PARALLELISM": "false",
-           "BERTJUDGE_JUDGE": "regex"}
-    command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", f"pretrained={model}",
-               "--tasks", TASK, "--include_path", "examples/lmeval", "--limit", "8", "--gen_kwargs", "max_gen_toks=8",
-               "--device", "cpu", "--batch_size", "8", "--log_samples", "--output_path", str(tmp / "out")]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_DATASETS_CACHE": str(tmp / "datasets-cache"),
+        "TOKENIZERS_PARALLELISM": "false",
+        "BERTJUDGE_JUDGE": "regex",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "lm_eval",
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={model}",
+        "--tasks",
+        TASK,
+        "--include_path",
+        "examples/lmeval",
+        "--limit",
+        "8",
+        "--gen_kwargs",
+        "max_gen_toks=8",
+        "--device",
+        "cpu",
+        "--batch_size",
+        "8",
+        "--log_samples",
+        "--output_path",
+        str(tmp / "out"),
+    ]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return tmp / "out"
@@ -72,8 +99,17 @@ def only(folder: Path, pattern: str) -> Path:
 def regex_verdicts(samples: Path) -> list[bool]:
     """The regex judge's verdicts on each sample's raw answer against its target, as open QA."""
     rows = [json.loads(line) for line in samples.read_text().splitlines()]
-    records = [normalize({"question": row["arguments"]["gen_args_0"]["arg_0"], "candidate": row["resps"][0][0],
-                          "references": [row["target"]], "category": "open_qa"}) for row in rows]
+    records = [
+        normalize(
+            {
+                "question": row["arguments"]["gen_args_0"]["arg_0"],
+                "candidate": row["resps"][0][0],
+                "references": [row["target"]],
+                "category": "open_qa",
+            }
+        )
+        for row in rows
+    ]
     return [d["verdict"] is True for d in RegexJudge().details(records)]
 
 
@@ -83,8 +119,23 @@ def test_report_on_lmeval_output(lmeval_output, tmp_path, capsys):
     verdicts = regex_verdicts(samples)
     assert 0 < sum(verdicts) < len(verdicts)  # the rigged model is right on some questions only
     out = tmp_path / "report"
-    assert main(["lmeval-report", "--input", str(lmeval_output), "--judge", "regex", "--category", "open_qa",
-                 "--output", str(out), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "lmeval-report",
+                "--input",
+                str(lmeval_output),
+                "--judge",
+                "regex",
+                "--category",
+                "open_qa",
+                "--output",
+                str(out),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     report = json.loads((out / "report.json").read_text())
     [group] = report["groups"]
     assert group["task"] == TASK and group["n"] == len(rows) == 8
@@ -98,7 +149,11 @@ def test_report_on_lmeval_output(lmeval_output, tmp_path, capsys):
     apart = [row["doc_id"] for row, v in zip(rows, verdicts) if v != bool(row["exact_match"])]
     assert apart and group["agreement"] == pytest.approx(1 - len(apart) / len(rows))
     written = [json.loads(line) for line in (out / "disagreements.jsonl").read_text().splitlines()]
-    assert [d["doc_id"] for d in written] == apart == [d["doc_id"] for d in written if d["lmeval"] != d["bertjudge_verdict"]]
+    assert (
+        [d["doc_id"] for d in written]
+        == apart
+        == [d["doc_id"] for d in written if d["lmeval"] != d["bertjudge_verdict"]]
+    )
     by_doc = {row["doc_id"]: row for row in rows}
     for d in written:
         assert d["answer"] == by_doc[d["doc_id"]]["resps"][0][0] and d["references"] == [by_doc[d["doc_id"]]["target"]]

@@ -16,19 +16,40 @@ from bertjudge.judges.base import model_card
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.judges.loading import Judge
 
-METRICS = {"test/acc": 0.8125, "real_test/acc": 0.71, "real_test/acc/category=open_math": 0.75,
-           "real_test/acc/category=multiple_choice": 0.625, "real_test/ece": 0.05}
+METRICS = {
+    "test/acc": 0.8125,
+    "real_test/acc": 0.71,
+    "real_test/acc/category=open_math": 0.75,
+    "real_test/acc/category=multiple_choice": 0.625,
+    "real_test/ece": 0.05,
+}
 FORMATS = {
     "plain": JudgeFormat(max_length=48),  # QCR, separators, joined references; short: truncation is exercised
-    "extracted": JudgeFormat(order="QCAR", markers="markers", references="each", max_references=2,
-                             reference_options=True, reference_type=True, answer_value=True, max_length=64),
+    "extracted": JudgeFormat(
+        order="QCAR",
+        markers="markers",
+        references="each",
+        max_references=2,
+        reference_options=True,
+        reference_type=True,
+        answer_value=True,
+        max_length=64,
+    ),
 }
 ROWS = [
     {"question": "What is 2+3?", "candidate": "2+3 = 5. Final answer: 5", "references": ["5"]},
-    {"question": "Which is blue?\nA) grass\nB) sky\nC) sun", "candidate": "The sky is blue, so the answer is B.",
-     "references": ["B"], "category": "multiple_choice"},
-    {"question": "Who wrote Hamlet?", "candidate": "It was written by Christopher Marlowe, I believe. " * 6,
-     "references": ["William Shakespeare", "Shakespeare", "the Bard"], "category": "open_qa"},
+    {
+        "question": "Which is blue?\nA) grass\nB) sky\nC) sun",
+        "candidate": "The sky is blue, so the answer is B.",
+        "references": ["B"],
+        "category": "multiple_choice",
+    },
+    {
+        "question": "Who wrote Hamlet?",
+        "candidate": "It was written by Christopher Marlowe, I believe. " * 6,
+        "references": ["William Shakespeare", "Shakespeare", "the Bard"],
+        "category": "open_qa",
+    },
     {"question": None, "candidate": "The total is 1,875 dollars.", "references": ["1875"], "category": "open_math"},
 ]
 
@@ -36,15 +57,25 @@ ROWS = [
 @pytest.fixture(scope="module", params=sorted(FORMATS))
 def exported(request, tiny_backbone, tmp_path_factory):
     fmt = FORMATS[request.param]
-    judge = EncoderJudge(backbone=tiny_backbone, format=fmt, num_labels=2 if request.param == "extracted" else 1,
-                         temperature=1.5, bias=0.21, threshold=0.42)
+    judge = EncoderJudge(
+        backbone=tiny_backbone,
+        format=fmt,
+        num_labels=2 if request.param == "extracted" else 1,
+        temperature=1.5,
+        bias=0.21,
+        threshold=0.42,
+    )
     torch.manual_seed(1)
     with torch.no_grad():  # random weights large enough that the scores of the rows differ
         for weight in judge.model.parameters():
             if weight.ndim == 2:
                 weight.normal_(std=0.3)
-    judge.provenance = {"name": f"tiny-{request.param}", "backbone": "sentence-transformers/all-MiniLM-L6-v2",
-                        "license": "apache-2.0", "datasets": ["bertjudge/real-outputs"]}
+    judge.provenance = {
+        "name": f"tiny-{request.param}",
+        "backbone": "sentence-transformers/all-MiniLM-L6-v2",
+        "license": "apache-2.0",
+        "datasets": ["bertjudge/real-outputs"],
+    }
     folder = judge.export(tmp_path_factory.mktemp("card") / "judge", metrics=METRICS)
     return request.param, folder
 
@@ -65,8 +96,12 @@ def test_card_is_a_model_card_with_metadata_and_results(exported):
     assert data.license == "apache-2.0" and data.datasets == ["bertjudge/real-outputs"]
     assert "bertjudge" in data.tags and data.library_name == "transformers"
     results = {(r.dataset_type, r.dataset_config): r.metric_value for r in data.eval_results}
-    assert results == {("test", None): 0.8125, ("real_test", None): 0.71,
-                       ("real_test", "open_math"): 0.75, ("real_test", "multiple_choice"): 0.625}
+    assert results == {
+        ("test", None): 0.8125,
+        ("real_test", None): 0.71,
+        ("real_test", "open_math"): 0.75,
+        ("real_test", "multiple_choice"): 0.625,
+    }
     text = card.text
     assert "| real-output test | category=open_math | acc | 0.7500 |" in text
     assert f"| order | `{FORMATS[kind].order}` |" in text
@@ -89,14 +124,16 @@ def test_card_snippet_reproduces_judge_score(exported, capsys):
     records = [normalize(dict(row)) for row in ROWS]
     details = judge.details(records)
     expected = np.array([d["score"] for d in details])
-    got = np.array([namespace["p_correct"](r["question"], r["candidate"], r["references"], r.get("category"))
-                    for r in ROWS])
+    got = np.array(
+        [namespace["p_correct"](r["question"], r["candidate"], r["references"], r.get("category")) for r in ROWS]
+    )
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
     assert expected.std() > 1e-3 and ((expected > 0.01) & (expected < 0.99)).all()  # distinct, unsaturated
     # Judge.score (no categories) is what the snippet gives without one
     plain = judge.score([r["question"] for r in ROWS], [r["candidate"] for r in ROWS], [r["references"] for r in ROWS])
-    np.testing.assert_allclose([namespace["p_correct"](r["question"], r["candidate"], r["references"]) for r in ROWS],
-                               plain, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(
+        [namespace["p_correct"](r["question"], r["candidate"], r["references"]) for r in ROWS], plain, rtol=0, atol=1e-6
+    )
     threshold = namespace["config"]["threshold"]
     assert threshold == 0.42 and [p >= threshold for p in got] == [d["verdict"] for d in details]
 
@@ -115,8 +152,13 @@ def test_judge_inputs_reads_each_reference_apart(tiny_backbone):
 
 
 def test_card_of_a_judge_without_a_classifier_says_so():
-    config = {"class": "bertjudge.judges.generative.GenerativeJudge", "format": JudgeFormat().to_dict(),
-              "threshold": 0.5, "temperature": 1.0, "provenance": {"name": "gen", "backbone": "/tmp/local-lm"}}
+    config = {
+        "class": "bertjudge.judges.generative.GenerativeJudge",
+        "format": JudgeFormat().to_dict(),
+        "threshold": 0.5,
+        "temperature": 1.0,
+        "provenance": {"name": "gen", "backbone": "/tmp/local-lm"},
+    }
     card = ModelCard(model_card(config))
     assert "is not a sequence classifier" in card.text and "```python\nimport json" not in card.text
     assert card.data.base_model is None and card.data.eval_results is None  # a local path is no Hub base model

@@ -25,8 +25,21 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     shutil.copytree(ROOT / "bertjudge", source / "bertjudge", ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path / "dist"),
-         str(source)], cwd=tmp_path)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        cwd=tmp_path,
+    )
     (wheel,) = (tmp_path / "dist").glob("bertjudge-*.whl")
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
@@ -44,10 +57,15 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     assert "judge" in run([str(cli), "--help"], cwd=work, env=env).stdout
     listed = run([str(cli), "zoo", "list"], cwd=work, env=env).stdout
     assert "minilm-l6.quickstart" in listed  # the registry shipped as package data
-    rows = [{"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"},
-            {"question": "What is 2+3?", "candidate": "Final answer: 6", "reference": "5"}]
+    rows = [
+        {"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"},
+        {"question": "What is 2+3?", "candidate": "Final answer: 6", "reference": "5"},
+    ]
     (work / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run([str(cli), "judge", "--judge", "regex", "--input", "in.jsonl", "--output", "out.jsonl", "--no-progress"],
-        cwd=work, env=env)
+    run(
+        [str(cli), "judge", "--judge", "regex", "--input", "in.jsonl", "--output", "out.jsonl", "--no-progress"],
+        cwd=work,
+        env=env,
+    )
     verdicts = [json.loads(line)["verdict"] for line in (work / "out.jsonl").read_text().splitlines()]
     assert verdicts == [True, False]

@@ -13,8 +13,13 @@ from bertjudge.core.records import normalize, read_records, write_records
 from bertjudge.pipeline.build import allocate, build, check_disjoint, held_out_model
 
 MODELS = ("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct", "google/gemma-3-4b-it")
-TASKS = {"gsm8k": "open_math", "math": "open_math", "arc_easy": "multiple_choice", "squad_v2": "context_extraction",
-         "aime25": "open_math"}
+TASKS = {
+    "gsm8k": "open_math",
+    "math": "open_math",
+    "arc_easy": "multiple_choice",
+    "squad_v2": "context_extraction",
+    "aime25": "open_math",
+}
 
 
 def records(items_per_task=20):
@@ -22,15 +27,30 @@ def records(items_per_task=20):
     for task, category in TASKS.items():
         for item in range(items_per_task):
             for m, model in enumerate(MODELS):
-                rows.append(normalize({
-                    "task": task, "category": category, "question": f"{task} q{item}", "candidate": f"answer {m}",
-                    "references": ["x"], "candidate_model": model, "label": None if item == 0 else (item + m) % 2,
-                    "meta": {"item": f"i{item}", "variant": "soft"}}))
+                rows.append(
+                    normalize(
+                        {
+                            "task": task,
+                            "category": category,
+                            "question": f"{task} q{item}",
+                            "candidate": f"answer {m}",
+                            "references": ["x"],
+                            "candidate_model": model,
+                            "label": None if item == 0 else (item + m) % 2,
+                            "meta": {"item": f"i{item}", "variant": "soft"},
+                        }
+                    )
+                )
     return rows
 
 
-MIX = {"seed": 3, "holdout": {"models": ["llama*"], "tasks": ["aime25"]}, "val": 0.1, "test": 0.2,
-       "train": {"size": 60, "weights": {"category": {"open_math": 2}}}}
+MIX = {
+    "seed": 3,
+    "holdout": {"models": ["llama*"], "tasks": ["aime25"]},
+    "val": 0.1,
+    "test": 0.2,
+    "train": {"size": 60, "weights": {"category": {"open_math": 2}}},
+}
 
 
 def test_splits_hold_out_models_and_tasks():
@@ -94,8 +114,20 @@ def test_counts_per_cell_and_checks():
 def test_cli_writes_splits_and_manifest(tmp_path, capsys):
     write_records(tmp_path / "labelled" / "a.jsonl", records(6))
     (tmp_path / "mix.yaml").write_text(yaml.safe_dump({**MIX, "train": {"size": 20}}))
-    assert main(["build", "--input", str(tmp_path / "labelled"), "--mix", str(tmp_path / "mix.yaml"),
-                 "--output", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "build",
+                "--input",
+                str(tmp_path / "labelled"),
+                "--mix",
+                str(tmp_path / "mix.yaml"),
+                "--output",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
     for name, info in manifest["splits"].items():
         path = tmp_path / "out" / f"{name}.jsonl"

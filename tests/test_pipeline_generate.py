@@ -24,11 +24,22 @@ def tiny_llama(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("tiny-llama")
     tokenizer = AutoTokenizer.from_pretrained(backbones.resolve("sentence-transformers/all-MiniLM-L6-v2"))
-    tokenizer.chat_template = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-                               "{% if add_generation_prompt %}assistant:{% endif %}")
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=2, num_key_value_heads=2, max_position_embeddings=512,
-                         pad_token_id=tokenizer.pad_token_id, bos_token_id=101, eos_token_id=102)
+    tokenizer.chat_template = (
+        "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+        "{% if add_generation_prompt %}assistant:{% endif %}"
+    )
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=101,
+        eos_token_id=102,
+    )
     torch.manual_seed(0)
     LlamaForCausalLM(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)
@@ -39,9 +50,26 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     user_task = tmp_path / "capitals.jsonl"
     user_task.write_text(json.dumps({"question": "Capital of France?", "reference": "Paris"}) + "\n")
     out = tmp_path / "out"
-    args = ["generate", "--model", tiny_llama, "--tasks", "gsm8k", str(user_task), "--data-dir", str(DATA),
-            "--variant", "soft", "strict", "--output", str(out), "--max-new-tokens", "4", "--batch-size", "2",
-            "--no-progress"]
+    args = [
+        "generate",
+        "--model",
+        tiny_llama,
+        "--tasks",
+        "gsm8k",
+        str(user_task),
+        "--data-dir",
+        str(DATA),
+        "--variant",
+        "soft",
+        "strict",
+        "--output",
+        str(out),
+        "--max-new-tokens",
+        "4",
+        "--batch-size",
+        "2",
+        "--no-progress",
+    ]
     assert main(args) == 0
     model = Path(tiny_llama).name  # the model's name is its folder's
     files = sorted(p.name for p in out.iterdir())
@@ -50,10 +78,16 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     assert len(records) == 2 and [r["references"] for r in records] == [["31"], ["25000"]]
     first = records[0]
     assert first["candidate_model"] == model and first["split"] == "test" and first["label"] is None
-    assert first["question"].endswith("end your response with 'Final answer: X', where X is the final result "
-                                      "(a number or a mathematical expression).")
-    assert first["meta"]["generation"] == {"backend": "transformers", "model": tiny_llama, "thinking": False,
-                                           "decoding": "greedy", "max_new_tokens": 4}
+    assert first["question"].endswith(
+        "end your response with 'Final answer: X', where X is the final result (a number or a mathematical expression)."
+    )
+    assert first["meta"]["generation"] == {
+        "backend": "transformers",
+        "model": tiny_llama,
+        "thinking": False,
+        "decoding": "greedy",
+        "max_new_tokens": 4,
+    }
     assert first["meta"]["variant"] == "soft" and len(first["meta"]["prompt_hash"]) == 16
     assert isinstance(first["candidate"], str)
     strict = read_records(out / file_name("gsm8k", "test", model, "strict"))
@@ -64,7 +98,9 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     from bertjudge.judges.backends import TransformersBackend
 
     original = TransformersBackend.complete
-    monkeypatch.setattr(TransformersBackend, "complete", lambda self, c, m: calls.append(len(c)) or original(self, c, m))
+    monkeypatch.setattr(
+        TransformersBackend, "complete", lambda self, c, m: calls.append(len(c)) or original(self, c, m)
+    )
     assert main(args) == 0 and calls == []  # everything was done
     assert read_records(out / file_name("gsm8k", "test", model, "soft")) == records
     assert main([*args, "--max-new-tokens", "5"]) == 1  # other settings: refused, not mixed
@@ -126,10 +162,23 @@ def test_backend_choice():
 
 def test_sampling_at_a_temperature_is_seeded_and_kept_apart_from_greedy(tiny_llama, tmp_path):
     user_task = tmp_path / "capitals.jsonl"
-    user_task.write_text("".join(json.dumps({"question": f"Capital of country {i}?", "reference": "Paris"}) + "\n"
-                                 for i in range(4)))
-    base = ["generate", "--model", tiny_llama, "--tasks", str(user_task), "--variant", "free", "--max-new-tokens", "12",
-            "--batch-size", "2", "--no-progress"]
+    user_task.write_text(
+        "".join(json.dumps({"question": f"Capital of country {i}?", "reference": "Paris"}) + "\n" for i in range(4))
+    )
+    base = [
+        "generate",
+        "--model",
+        tiny_llama,
+        "--tasks",
+        str(user_task),
+        "--variant",
+        "free",
+        "--max-new-tokens",
+        "12",
+        "--batch-size",
+        "2",
+        "--no-progress",
+    ]
     assert main(base + ["--output", str(tmp_path / "a"), "--temperature", "0", "1.5"]) == 0
     assert main(base + ["--output", str(tmp_path / "b"), "--temperature", "1.5"]) == 0
     model = Path(tiny_llama).name

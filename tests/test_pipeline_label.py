@@ -12,8 +12,17 @@ from bertjudge.pipeline.label import LLMTeacher, label_records, make_teacher, re
 
 
 def rec(task, category, candidate, references, **extra):
-    return normalize({"task": task, "category": category, "question": f"{task} question", "candidate": candidate,
-                      "references": references, "candidate_model": "m", **extra})
+    return normalize(
+        {
+            "task": task,
+            "category": category,
+            "question": f"{task} question",
+            "candidate": candidate,
+            "references": references,
+            "candidate_model": "m",
+            **extra,
+        }
+    )
 
 
 MATH = [
@@ -41,16 +50,20 @@ def test_math_verify_and_exact_match():
 
 
 def test_regex_teacher_by_category():
-    records = [rec("arc_easy", "multiple_choice", "Final answer: (B)", ["B"]),
-               rec("arc_easy", "multiple_choice", "Final answer: C", ["B"]),
-               rec("squad_v2", "context_extraction", "Final answer: in 1854", ["1854", "in 1854"]),
-               rec("squad_v2", "context_extraction", "Final answer: the harbour authority", ["1854"])]
+    records = [
+        rec("arc_easy", "multiple_choice", "Final answer: (B)", ["B"]),
+        rec("arc_easy", "multiple_choice", "Final answer: C", ["B"]),
+        rec("squad_v2", "context_extraction", "Final answer: in 1854", ["1854", "in 1854"]),
+        rec("squad_v2", "context_extraction", "Final answer: the harbour authority", ["1854"]),
+    ]
     assert labels(make_teacher("rule:regex"), records) == [1, 0, 1, 0]
 
 
 def test_human_labels(tmp_path):
     path = tmp_path / "labels.jsonl"
-    path.write_text(json.dumps({"id": MATH[0]["id"], "label": 0}) + "\n" + json.dumps({"id": MATH[1]["id"], "label": True}) + "\n")
+    path.write_text(
+        json.dumps({"id": MATH[0]["id"], "label": 0}) + "\n" + json.dumps({"id": MATH[1]["id"], "label": True}) + "\n"
+    )
     done = label_records(make_teacher("human", labels=str(path)), MATH)
     assert [r["label"] for r in done] == [0, 1, None, None]
     assert report(done)["invalid_rate"] == 0.5 and done[0]["label_source"] == "human"
@@ -95,8 +108,20 @@ def test_llm_teacher_provenance_and_invalid_outputs():
 def test_cli_labels_a_folder(tmp_path, capsys):
     write_records(tmp_path / "in" / "a.jsonl", MATH[:2])
     write_records(tmp_path / "in" / "b.parquet", MATH[2:])
-    assert main(["label", "--teacher", "rule:math-verify", "--input", str(tmp_path / "in"),
-                 "--output", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "label",
+                "--teacher",
+                "rule:math-verify",
+                "--input",
+                str(tmp_path / "in"),
+                "--output",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     assert [r["label"] for r in read_records(tmp_path / "out" / "a.jsonl")] == [1, 1]
     assert [r["label"] for r in read_records(tmp_path / "out" / "b.parquet")] == [0, 0]
     summary = json.loads((tmp_path / "out" / "label_report.json").read_text())

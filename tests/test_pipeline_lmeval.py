@@ -82,13 +82,16 @@ def test_cli(tmp_path, capsys):
 
 # lmeval-report: the importer's records judged per task and model, beside lm-eval's metric
 
+
 def test_report_per_task_and_model_beside_lmeval(tmp_path):
     from bertjudge.pipeline.lmeval_report import lmeval_report
 
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
-    results = {"model_name": "Llama-3.2-1B-Instruct (local)",
-               "results": {"gsm8k": {"exact_match,strict-match": 0.25, "exact_match,flexible-extract": 0.5}}}
+    results = {
+        "model_name": "Llama-3.2-1B-Instruct (local)",
+        "results": {"gsm8k": {"exact_match,strict-match": 0.25, "exact_match,flexible-extract": 0.5}},
+    }
     (run / MODEL_DIR.name / "results_2025-01-15T10-22-31.123456.json").write_text(json.dumps(results))
     report, apart = lmeval_report([str(run)], "regex")
     records, _ = read_samples(GSM8K)
@@ -101,16 +104,26 @@ def test_report_per_task_and_model_beside_lmeval(tmp_path):
     assert group["lmeval"] == pytest.approx(sum(labels) / 3) and group["lmeval_reported"] == 0.25
     assert [d["doc_id"] for d in apart] == [i for i, (v, y) in enumerate(zip(verdicts, labels)) if v != bool(y)]
     assert group["disagreements"] == len(apart) and group["agreement"] == pytest.approx(1 - len(apart) / 3)
-    assert report["skipped"] == [{"task": "arc_easy", "model": results["model_name"], "run": "2025-01-15T10-22-31.123456",
-                                  "file": str(run / MODEL_DIR.name / "samples_arc_easy_2025-01-15T10-22-31.123456.jsonl"),
-                                  "skipped": 1}]
+    assert report["skipped"] == [
+        {
+            "task": "arc_easy",
+            "model": results["model_name"],
+            "run": "2025-01-15T10-22-31.123456",
+            "file": str(run / MODEL_DIR.name / "samples_arc_easy_2025-01-15T10-22-31.123456.jsonl"),
+            "skipped": 1,
+        }
+    ]
     flexible, _ = lmeval_report([str(run)], RegexJudge(), filter_name="flexible-extract", model="m")
     assert flexible["groups"][0]["lmeval_reported"] == 0.5 and flexible["groups"][0]["model"] == "m"
 
 
 def test_report_cli_and_its_errors(tmp_path, capsys):
-    assert main(["lmeval-report", "--input", str(RUN), "--judge", "regex", "--output", str(tmp_path / "r"),
-                 "--no-progress"]) == 0
+    assert (
+        main(
+            ["lmeval-report", "--input", str(RUN), "--judge", "regex", "--output", str(tmp_path / "r"), "--no-progress"]
+        )
+        == 0
+    )
     assert {p.name for p in (tmp_path / "r").iterdir()} == {"report.json", "report.md", "disagreements.jsonl"}
     assert "gsm8k · meta-llama/Llama-3.2-1B-Instruct: n=3" in capsys.readouterr().out
     (tmp_path / "empty").mkdir()
@@ -124,10 +137,13 @@ def test_report_cli_and_its_errors(tmp_path, capsys):
     (arc / "results_2025-01-15T10-22-31.123456.json").write_text("{oops")
     assert main(["lmeval-report", "--input", str(arc), "--judge", "regex", "--output", "x"]) == 2
     err = capsys.readouterr().err
-    assert "results_2025-01-15T10-22-31.123456.json:1: not an lm-eval results file" in err and len(err.splitlines()) == 1
+    assert (
+        "results_2025-01-15T10-22-31.123456.json:1: not an lm-eval results file" in err and len(err.splitlines()) == 1
+    )
 
 
 # the in-harness metric (what a task YAML's metric_list names)
+
 
 def test_metric_judge_from_yaml_then_environment_then_regex(monkeypatch):
     from bertjudge.judges.loading import Judge
@@ -150,8 +166,9 @@ def test_metric_reads_targets_like_the_importer_and_rejects_unknown_options():
 
     target = "12 * 2 = 24.\n#### 1,024"
     answers = ["So the total is 1024.", "So the total is 1023."]
-    records = [{"question": None, "candidate": a, "references": references(target), "category": "open_math"}
-               for a in answers]
+    records = [
+        {"question": None, "candidate": a, "references": references(target), "category": "open_math"} for a in answers
+    ]
     expected = [float(d["verdict"] is True) for d in RegexJudge().details(records)]
     assert [bertjudge_acc([target], [a], category="open_math", judge="regex") for a in answers] == expected
     assert sorted(expected) == [0.0, 1.0]

@@ -42,7 +42,16 @@ def test_registry_covers_the_papers_tasks():
         assert "test" in task.splits
     assert counts == {"multiple_choice": 6, "context_extraction": 4, "open_math": 5, "open_qa": 2}
     assert {n for n, t in TASKS.items() if "train" in t.splits} == {
-        "mmlu", "arc_easy", "arc_challenge", "squad_v2", "hotpotqa", "gsm8k", "math", "nq_open", "triviaqa"}
+        "mmlu",
+        "arc_easy",
+        "arc_challenge",
+        "squad_v2",
+        "hotpotqa",
+        "gsm8k",
+        "math",
+        "nq_open",
+        "triviaqa",
+    }
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -62,8 +71,10 @@ def test_train_splits_load(name):
 
 @pytest.mark.parametrize("name", ["truthfulqa", "gpqa"])
 def test_shuffled_options_keep_the_right_answer(name):
-    correct = {"truthfulqa": ["It passes through your digestive system.", "No, it is far too narrow to see from the Moon."],
-               "gpqa": ["The photon", "sp3"]}[name]
+    correct = {
+        "truthfulqa": ["It passes through your digestive system.", "No, it is far too narrow to see from the Moon."],
+        "gpqa": ["The photon", "sp3"],
+    }[name]
     items = TASKS[name].items("test", data_dir=DATA)
     letters = []
     for item, text in zip(items, correct, strict=True):

@@ -17,24 +17,74 @@ from hypothesis import strategies as st
 from bertjudge.core import extract
 from bertjudge.core.records import CATEGORIES, SCHEMA_FIELDS, RecordError, normalize, read_records
 
-FAST = settings(max_examples=150, deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FAST = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 # text that looks like model answers: digits, option labels, markers, LaTeX, punctuation, newlines, non-ASCII
 ANSWERISH = st.text(
-    alphabet=st.sampled_from(list(string.ascii_letters + string.digits + " \n\t.,:;()[]{}$\\*_-+=/%^!?'\"")
-                             + ["−", "√", "≡", "é", "ß", "İ", "ﬁ", "²", "٣", "\u00a0", "\u2028"]),
-    max_size=120)
+    alphabet=st.sampled_from(
+        list(string.ascii_letters + string.digits + " \n\t.,:;()[]{}$\\*_-+=/%^!?'\"")
+        + ["−", "√", "≡", "é", "ß", "İ", "ﬁ", "²", "٣", "\u00a0", "\u2028"]
+    ),
+    max_size=120,
+)
 # the phrases the extraction rules look for, to reach their code paths
-PHRASES = st.sampled_from([
-    "Final answer:", "final answer is", "\\boxed{", "\\fbox{", "}", "the answer is", "Answer:", "\n", "(A)", "B.",
-    "(C)", "D)", "1.", "(2)", "10.", "11)", "- **E**:", "Therefore, ", " is ", " are ", " = ", "$", "\\(", "\\)",
-    "\\frac{3}{4}", "\\frac{1}{0}", "12,345", "-7.50", ".5", "4 1/3", "one hundred ninety-five", "minus seven",
-    "twenty twelve", "and", "Note: ", "mod 7", "\\pmod{5}", "≡", "sqrt(2)", "%", " or possibly ", "1" * 4400,
-    "9" * 5000 + ".5", "0." + "3" * 4500, "\\frac{" + "1" * 4400 + "}{3}",
-])
-CANDIDATE = st.one_of(st.text(max_size=200), ANSWERISH,
-                      st.lists(st.one_of(PHRASES, ANSWERISH), max_size=12).map("".join))
+PHRASES = st.sampled_from(
+    [
+        "Final answer:",
+        "final answer is",
+        "\\boxed{",
+        "\\fbox{",
+        "}",
+        "the answer is",
+        "Answer:",
+        "\n",
+        "(A)",
+        "B.",
+        "(C)",
+        "D)",
+        "1.",
+        "(2)",
+        "10.",
+        "11)",
+        "- **E**:",
+        "Therefore, ",
+        " is ",
+        " are ",
+        " = ",
+        "$",
+        "\\(",
+        "\\)",
+        "\\frac{3}{4}",
+        "\\frac{1}{0}",
+        "12,345",
+        "-7.50",
+        ".5",
+        "4 1/3",
+        "one hundred ninety-five",
+        "minus seven",
+        "twenty twelve",
+        "and",
+        "Note: ",
+        "mod 7",
+        "\\pmod{5}",
+        "≡",
+        "sqrt(2)",
+        "%",
+        " or possibly ",
+        "1" * 4400,
+        "9" * 5000 + ".5",
+        "0." + "3" * 4500,
+        "\\frac{" + "1" * 4400 + "}{3}",
+    ]
+)
+CANDIDATE = st.one_of(
+    st.text(max_size=200), ANSWERISH, st.lists(st.one_of(PHRASES, ANSWERISH), max_size=12).map("".join)
+)
 RULES = {"final-answer", "boxed", "answer-is", "option", "option-first", "conclusion", "last-number"}
 
 
@@ -75,7 +125,7 @@ def test_fmt_round_trips_through_number_value(x):
 
 
 @FAST
-@given(st.integers(min_value=-10**300, max_value=10**300))
+@given(st.integers(min_value=-(10**300), max_value=10**300))
 def test_whole_numbers_are_read_with_and_without_thousands_separators(n):
     assert extract.number_value(str(n)) == n
     assert extract.number_value(f"{n:,}") == n
@@ -130,17 +180,19 @@ def test_reference_recall_is_a_share_in_0_1(candidate, references):
 
 
 # ----------------------------------------------------------------------------- the option parser
-OPTION_LINES = st.lists(st.tuples(
-    st.sampled_from(["", "  ", "- ", "* ", "**"]),
-    st.one_of(st.sampled_from(list("ABCDEFGHIJabc")), st.integers(0, 12).map(str)),
-    st.sampled_from([". ", ") ", ": ", "** ", "**: ", "). "]),
-    st.one_of(st.sampled_from(["", "Paris", "x", "(B) y", "10. z"]), ANSWERISH.map(lambda s: s.replace("\n", " "))),
-).map(lambda t: f"{t[0]}({t[1]}) {t[3]}" if t[2] == "). " else "".join(t)), max_size=14).map("\n".join)
+OPTION_LINES = st.lists(
+    st.tuples(
+        st.sampled_from(["", "  ", "- ", "* ", "**"]),
+        st.one_of(st.sampled_from(list("ABCDEFGHIJabc")), st.integers(0, 12).map(str)),
+        st.sampled_from([". ", ") ", ": ", "** ", "**: ", "). "]),
+        st.one_of(st.sampled_from(["", "Paris", "x", "(B) y", "10. z"]), ANSWERISH.map(lambda s: s.replace("\n", " "))),
+    ).map(lambda t: f"{t[0]}({t[1]}) {t[3]}" if t[2] == "). " else "".join(t)),
+    max_size=14,
+).map("\n".join)
 
 
 @FAST
-@given(st.one_of(st.text(max_size=200), ANSWERISH, OPTION_LINES,
-                 st.tuples(ANSWERISH, OPTION_LINES).map("\n".join)))
+@given(st.one_of(st.text(max_size=200), ANSWERISH, OPTION_LINES, st.tuples(ANSWERISH, OPTION_LINES).map("\n".join)))
 @example("1. a\n2. b\n3. c\n4. d\n5. e\n6. f\n7. g\n8. h\n9. i\n10. j\n11. k\nA. x\nB. y")  # issue 34: ord('10')
 @example("(A) red (B) green (C) blue")
 @example("A. x\nB. y\n1. p\n2. q\n3. r")
@@ -165,8 +217,9 @@ def test_parse_options_returns_a_run_of_consecutive_labels(question):
 @FAST
 @given(st.integers(2, 10), st.integers(2, 15))
 def test_listed_options_are_found_whatever_comes_before(letters, numbers):
-    question = "\n".join([f"{i}. step {i}" for i in range(1, numbers + 1)]
-                         + [f"{chr(ord('A') + i)}. option {i}" for i in range(letters)])
+    question = "\n".join(
+        [f"{i}. step {i}" for i in range(1, numbers + 1)] + [f"{chr(ord('A') + i)}. option {i}" for i in range(letters)]
+    )
     labels, texts = extract.parse_options(question)
     longest = max(letters, numbers)
     assert len(labels) == longest
@@ -177,11 +230,16 @@ def test_listed_options_are_found_whatever_comes_before(letters, numbers):
 
 # ----------------------------------------------------------------------------- the record reader
 JSON = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), st.floats(allow_nan=True), st.text(max_size=20)),
+    st.one_of(st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.floats(allow_nan=True), st.text(max_size=20)),
     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
-    max_leaves=8)
-FIELD_VALUES = st.one_of(JSON, st.text(max_size=20), st.lists(st.text(max_size=10), max_size=3),
-                         st.sampled_from([0, 1, 0.0, 1.0, True, False, "yes", 2, -1, 0.5, *CATEGORIES]))
+    max_leaves=8,
+)
+FIELD_VALUES = st.one_of(
+    JSON,
+    st.text(max_size=20),
+    st.lists(st.text(max_size=10), max_size=3),
+    st.sampled_from([0, 1, 0.0, 1.0, True, False, "yes", 2, -1, 0.5, *CATEGORIES]),
+)
 RECORDISH = st.dictionaries(st.sampled_from([*SCHEMA_FIELDS, "reference", "extra"]), FIELD_VALUES, max_size=8)
 
 
@@ -213,13 +271,20 @@ def test_normalize_returns_a_record_or_a_record_error_naming_the_place(obj):
     assert normalize(rec, "again") == rec  # a normalized record is a fixed point
 
 
-LINES = st.lists(st.one_of(
-    RECORDISH.map(json.dumps),
-    st.builds(lambda c, r, label: json.dumps({"candidate": c, "reference": r, "label": label}),
-              st.text(max_size=10), st.text(max_size=10), st.sampled_from([0, 1, None, "1"])),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
-    st.sampled_from(["", "   ", "{", "[]", "null", "NaN", '{"candidate": "a"', '{"a": 1}{"b": 2}', "\ufeff{}"]),
-), max_size=6)
+LINES = st.lists(
+    st.one_of(
+        RECORDISH.map(json.dumps),
+        st.builds(
+            lambda c, r, label: json.dumps({"candidate": c, "reference": r, "label": label}),
+            st.text(max_size=10),
+            st.text(max_size=10),
+            st.sampled_from([0, 1, None, "1"]),
+        ),
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+        st.sampled_from(["", "   ", "{", "[]", "null", "NaN", '{"candidate": "a"', '{"a": 1}{"b": 2}', "\ufeff{}"]),
+    ),
+    max_size=6,
+)
 
 
 @settings(FAST, max_examples=100)
@@ -244,13 +309,17 @@ def test_read_records_returns_records_or_a_record_error_naming_the_file(tmp_path
 RECORDS_PY = "core/records.py lets this escape as another exception than RecordError (reported on issue 34)"
 
 
-@pytest.mark.parametrize("content", [
-    pytest.param(b'{"candidate": "\xff", "reference": "a"}\n', id="not-utf8"),
-    pytest.param(b'{"candidate": "a", "reference": "a"}\n{"candidate": "\\ud800", "reference": "a"}\n',
-                 id="lone-surrogate"),
-    pytest.param(b'{"candidate": "a", "reference": "a", "n": ' + b"1" * 5000 + b"}\n", id="5000-digit-number"),
-    pytest.param(b"[" * 100_000 + b"]" * 100_000 + b"\n", id="deep-nesting"),
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        pytest.param(b'{"candidate": "\xff", "reference": "a"}\n', id="not-utf8"),
+        pytest.param(
+            b'{"candidate": "a", "reference": "a"}\n{"candidate": "\\ud800", "reference": "a"}\n', id="lone-surrogate"
+        ),
+        pytest.param(b'{"candidate": "a", "reference": "a", "n": ' + b"1" * 5000 + b"}\n", id="5000-digit-number"),
+        pytest.param(b"[" * 100_000 + b"]" * 100_000 + b"\n", id="deep-nesting"),
+    ],
+)
 def test_read_records_refuses_hostile_lines_with_a_record_error(tmp_path, content):
     path = tmp_path / "rows.jsonl"
     path.write_bytes(content)

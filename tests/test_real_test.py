@@ -16,8 +16,9 @@ def _question(rec):
 
 def test_real_test_v1_is_frozen():
     expected = (REAL / "real-test-v1.sha256").read_text().split()[0]
-    assert hashlib.sha256(TEST.read_bytes()).hexdigest() == expected, \
+    assert hashlib.sha256(TEST.read_bytes()).hexdigest() == expected, (
         "real-test-v1 changed: it is frozen; make a new version (real-test-v2) instead"
+    )
 
 
 def test_real_test_v1_holds_every_category_and_says_who_labelled_it():

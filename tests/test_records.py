@@ -44,19 +44,22 @@ def test_input_hash_depends_only_on_what_the_judge_reads():
     assert input_hash(a) == input_hash(b) != input_hash(c)
 
 
-@pytest.mark.parametrize("row, message", [
-    ({"candidate": "x"}, "missing field 'references'"),
-    ({"reference": "x"}, "missing field 'candidate'"),
-    ({"candidate": 3, "reference": "x"}, "'candidate' must be a string"),
-    ({"candidate": "x", "references": []}, "non-empty list"),
-    ({"candidate": "x", "references": ["a", 2]}, "non-empty list"),
-    ({"candidate": "x", "reference": "a", "references": ["a"]}, "not both"),
-    ({"candidate": "x", "reference": "a", "label": 2}, "'label' must be 0, 1 or null"),
-    ({"candidate": "x", "reference": "a", "label": "yes"}, "'label' must be 0, 1 or null"),
-    ({"candidate": "x", "reference": "a", "category": "maths"}, "'category' must be one of"),
-    ({"candidate": "x", "reference": "a", "meta": [1]}, "'meta' must be an object"),
-    ({"candidate": "x", "reference": "a", "question": 5}, "'question' must be a string or null"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ({"candidate": "x"}, "missing field 'references'"),
+        ({"reference": "x"}, "missing field 'candidate'"),
+        ({"candidate": 3, "reference": "x"}, "'candidate' must be a string"),
+        ({"candidate": "x", "references": []}, "non-empty list"),
+        ({"candidate": "x", "references": ["a", 2]}, "non-empty list"),
+        ({"candidate": "x", "reference": "a", "references": ["a"]}, "not both"),
+        ({"candidate": "x", "reference": "a", "label": 2}, "'label' must be 0, 1 or null"),
+        ({"candidate": "x", "reference": "a", "label": "yes"}, "'label' must be 0, 1 or null"),
+        ({"candidate": "x", "reference": "a", "category": "maths"}, "'category' must be one of"),
+        ({"candidate": "x", "reference": "a", "meta": [1]}, "'meta' must be an object"),
+        ({"candidate": "x", "reference": "a", "question": 5}, "'question' must be a string or null"),
+    ],
+)
 def test_bad_records_are_refused_with_the_reason(row, message):
     with pytest.raises(RecordError, match=message):
         normalize(row, "f.jsonl:3")
@@ -87,9 +90,20 @@ def test_empty_and_missing_files_are_refused(tmp_path):
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".parquet"])
 def test_round_trip(tmp_path, suffix):
-    rows = [normalize({"task": "t", "category": "open_math", "question": None, "candidate": f"c{i}",
-                       "references": ["1", "one"], "label": i % 2, "meta": {"style": "bare", "i": i}})
-            for i in range(5)]
+    rows = [
+        normalize(
+            {
+                "task": "t",
+                "category": "open_math",
+                "question": None,
+                "candidate": f"c{i}",
+                "references": ["1", "one"],
+                "label": i % 2,
+                "meta": {"style": "bare", "i": i},
+            }
+        )
+        for i in range(5)
+    ]
     path = write_records(tmp_path / f"out{suffix}", rows)
     assert read_records(path) == rows
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left behind
@@ -123,19 +137,38 @@ def test_gzip_jsonl_is_compressed_reproducible_and_checked(tmp_path):
         read_records(tmp_path / "plain.jsonl.gz")
 
 
-@pytest.mark.parametrize("change", [{"category": "open_math"}, {"label": 1}, {"meta": {"variant": "x"}},
-                                    {"task": "other-task"}, {"note": 8}, {"candidate_model": "m2"}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"category": "open_math"},
+        {"label": 1},
+        {"meta": {"variant": "x"}},
+        {"task": "other-task"},
+        {"note": 8},
+        {"candidate_model": "m2"},
+    ],
+)
 def test_row_hash_covers_every_field_where_input_hash_covers_what_the_judge_reads(change):
-    base = {"id": "r1", "question": "q", "candidate": "c", "reference": "r", "category": "open_qa", "label": 0,
-            "meta": {"variant": "plain"}, "note": 7}
+    base = {
+        "id": "r1",
+        "question": "q",
+        "candidate": "c",
+        "reference": "r",
+        "category": "open_qa",
+        "label": 0,
+        "meta": {"variant": "plain"},
+        "note": 7,
+    }
     a, b = normalize(base), normalize({**base, **change})
     assert input_hash(a) == input_hash(b)
     assert row_hash(a) != row_hash(b) and row_hash(a) == row_hash(normalize(dict(base)))
 
 
 def test_read_located_names_each_row_by_file_and_line(tmp_path):
-    path = write_lines(tmp_path / "in.jsonl", [json.dumps({"candidate": "a", "reference": "a"}), "",
-                                               json.dumps({"candidate": "b", "reference": "b"})])
+    path = write_lines(
+        tmp_path / "in.jsonl",
+        [json.dumps({"candidate": "a", "reference": "a"}), "", json.dumps({"candidate": "b", "reference": "b"})],
+    )
     assert [where for where, _, _ in read_located(path)] == [f"{path}:1", f"{path}:3"]
     assert read_with_raw(path) == [(raw, rec) for _, raw, rec in read_located(path)]
 
@@ -168,10 +201,18 @@ def test_read_appended_drops_a_cut_last_line_and_names_garbage_before_it(tmp_pat
 
 
 def test_parquet_keeps_every_column_of_every_row_and_reads_back(tmp_path):
-    rows = [{"id": "a", "candidate": "x", "references": ["x"], "note": 1, "meta": {"k": 1}},
-            {"id": "b", "candidate": "y", "reference": "y", "extra": {"deep": [1, {"z": None}]}, "note": "two"},
-            {"id": "c", "candidate": "z", "references": ["z"], "score": None, "error": "ValueError: bad",
-             "flags": [True, False]}]
+    rows = [
+        {"id": "a", "candidate": "x", "references": ["x"], "note": 1, "meta": {"k": 1}},
+        {"id": "b", "candidate": "y", "reference": "y", "extra": {"deep": [1, {"z": None}]}, "note": "two"},
+        {
+            "id": "c",
+            "candidate": "z",
+            "references": ["z"],
+            "score": None,
+            "error": "ValueError: bad",
+            "flags": [True, False],
+        },
+    ]
     path = write_records(tmp_path / "mixed.parquet", rows)
     raw = [r for r, _ in read_with_raw(path)]
     for original, back in zip(rows, raw):

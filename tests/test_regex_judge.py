@@ -10,8 +10,16 @@ MC_QUESTION = "What is the capital of France?\nA. London\nB. Paris\nC. Rome\nD. 
 
 
 def rec(candidate, reference, category, question=None, label=None):
-    return normalize({"candidate": candidate, "references": reference, "category": category,
-                      "question": question, "label": label, "task": "t"})
+    return normalize(
+        {
+            "candidate": candidate,
+            "references": reference,
+            "category": category,
+            "question": question,
+            "label": label,
+            "task": "t",
+        }
+    )
 
 
 CASES = [
@@ -29,12 +37,30 @@ CASES = [
     ("B. Paris", "B", "multiple_choice", None, 0, True),  # no listed options: not read as a label
     ("A) 28\nB) 25\nE) 22", "E", "multiple_choice", "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nE) 22", 0, True),
     # the options listed again: the number of the last line is no choice; a concluding sentence's number is
-    ("The sequence adds 3 each time.\nSo the next number is 22.", "E", "multiple_choice",
-     "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nE) 22", 1, False),
-    ("1. adds 3.\n2. 19+3=22.\nSo the next number is 22.", "C", "multiple_choice",  # numbered steps are no options
-     "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nC) 22", 1, False),
-    ("1) 28\n2) 25\n3) 22 (the sum of 19 and 3)", "3", "multiple_choice",  # found by the last-number rule
-     "Next after 10, 13, 16, 19?\n1) 28\n2) 25\n3) 22", 0, True),
+    (
+        "The sequence adds 3 each time.\nSo the next number is 22.",
+        "E",
+        "multiple_choice",
+        "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nE) 22",
+        1,
+        False,
+    ),
+    (
+        "1. adds 3.\n2. 19+3=22.\nSo the next number is 22.",
+        "C",
+        "multiple_choice",  # numbered steps are no options
+        "Next after 10, 13, 16, 19?\nA) 28\nB) 25\nC) 22",
+        1,
+        False,
+    ),
+    (
+        "1) 28\n2) 25\n3) 22 (the sum of 19 and 3)",
+        "3",
+        "multiple_choice",  # found by the last-number rule
+        "Next after 10, 13, 16, 19?\n1) 28\n2) 25\n3) 22",
+        0,
+        True,
+    ),
     ("A: 24", "24", "context_extraction", None, 1, False),  # not a multiple-choice label
     ("So 1/2 of it.\nFinal answer: $\\frac{1}{2}$", "0.5", "open_math", None, 1, False),
     ("We get \\boxed{\\frac{\\sqrt{2}}{2}}", "\\sqrt{2}/2", "open_math", None, 1, False),
@@ -42,8 +68,14 @@ CASES = [
     ("Final answer: 13", "12", "open_math", None, 0, False),
     ("Final answer: \\frac{1", "12", "open_math", None, 0, True),
     # no marker: the concluding statement, not its stray last number ("1" of "1/n"), is the math answer
-    ("Dividing by n, 1/n ≤ x_1^2 + ... + x_n^2.\nTherefore, the minimum of x_1^2 + ... + x_n^2 is 1/n.", "1/n",
-     "open_math", None, 1, False),
+    (
+        "Dividing by n, 1/n ≤ x_1^2 + ... + x_n^2.\nTherefore, the minimum of x_1^2 + ... + x_n^2 is 1/n.",
+        "1/n",
+        "open_math",
+        None,
+        1,
+        False,
+    ),
     ("Therefore, the minimum of x_1^2 + ... + x_n^2 is \\( \\frac{1}{n} \\).", "1/n", "open_math", None, 1, False),
     ("Therefore, the minimum of x_1^2 + ... + x_n^2 is 1/(2n).", "1/n", "open_math", None, 0, False),
     ("So the count is C(n, 4) = n(n-1)(n-2)(n-3)/24.", "n(n-1)(n-2)(n-3)/24", "open_math", None, 1, False),
@@ -54,10 +86,22 @@ CASES = [
     ("I cannot tell from the passage.", "Treaty of Westphalia", "context_extraction", None, 0, True),
     ("Final answer: **Blue**", "blue", "other", None, 1, False),
     # open QA: a reference (any alias, any case, accents and articles aside) named anywhere in the answer
-    ("The Chipmunks were created by Ross Bagdasarian Sr., known as \"David Seville\".", ["David Seville"],
-     "open_qa", None, 1, False),
-    ("Matthew Perry played Chandler Bing.", ["Perry, Matthew", "Matthew Perry (disambiguation)"], "open_qa", None,
-     1, False),
+    (
+        'The Chipmunks were created by Ross Bagdasarian Sr., known as "David Seville".',
+        ["David Seville"],
+        "open_qa",
+        None,
+        1,
+        False,
+    ),
+    (
+        "Matthew Perry played Chandler Bing.",
+        ["Perry, Matthew", "Matthew Perry (disambiguation)"],
+        "open_qa",
+        None,
+        1,
+        False,
+    ),
     ("Upper Volta changed its name in 1984.", ["Republic of Upper Volta"], "open_qa", None, 1, False),  # 2 of 4 words
     ("It was created by Ross Bagdasarian Sr. in 1958.", ["David Seville"], "open_qa", None, 0, False),
     ("Reasoning about Seville...\nFinal answer: Madrid", ["Seville"], "open_qa", None, 0, False),  # the marked answer
@@ -75,15 +119,18 @@ def test_regex_judge_cases(candidate, reference, category, question, verdict, un
 
 def test_multiple_references_any_match():
     judge = RegexJudge()
-    records = [rec("Final answer: 0.25", ["1/3", "\\frac{1}{4}"], "open_math"),
-               rec("Final answer: NYC", ["New York City", "NYC"], "other"),
-               rec("Final answer: 0.2", ["1/3", "\\frac{1}{4}"], "open_math")]
+    records = [
+        rec("Final answer: 0.25", ["1/3", "\\frac{1}{4}"], "open_math"),
+        rec("Final answer: NYC", ["New York City", "NYC"], "other"),
+        rec("Final answer: 0.2", ["1/3", "\\frac{1}{4}"], "open_math"),
+    ]
     np.testing.assert_array_equal(judge.score_records(records), [1.0, 1.0, 0.0])
 
 
 def test_details_fields():
-    row = RegexJudge().details([rec("Final answer: the Treaty of Westphalia", "Treaty of Westphalia",
-                                    "context_extraction")])[0]
+    row = RegexJudge().details(
+        [rec("Final answer: the Treaty of Westphalia", "Treaty of Westphalia", "context_extraction")]
+    )[0]
     assert row["answer"] == "the Treaty of Westphalia"
     assert row["similarity"] == pytest.approx(2 * 0.75 * 1.0 / 1.75)
     assert row["match"] is True
@@ -91,9 +138,17 @@ def test_details_fields():
 
 def test_fit_threshold_separates_labelled_similarities():
     ref = "the quick brown fox jumps"
-    records = [rec(f"Final answer: {text}", ref, "context_extraction", label=label) for text, label in [
-        ("the quick brown fox jumps", 1), ("quick brown fox jumps", 1), ("the quick brown fox", 1),
-        ("the quick fox", 0), ("a brown dog", 0), ("the slow cat", 0)]]
+    records = [
+        rec(f"Final answer: {text}", ref, "context_extraction", label=label)
+        for text, label in [
+            ("the quick brown fox jumps", 1),
+            ("quick brown fox jumps", 1),
+            ("the quick brown fox", 1),
+            ("the quick fox", 0),
+            ("a brown dog", 0),
+            ("the slow cat", 0),
+        ]
+    ]
     judge = RegexJudge(threshold=0.99)
     threshold = judge.fit_threshold(records)
     sims = [row["similarity"] for row in judge.details(records)]
@@ -111,15 +166,18 @@ def test_export_load_roundtrip(tmp_path):
     config = (tmp_path / "j" / "judge.json").read_text()
     assert '"version"' in config and "RegexJudge" in config
     (tmp_path / "other").mkdir()
-    (tmp_path / "other" / "judge.json").write_text('{"class": "bertjudge.judges.encoder.EncoderJudge", "threshold": 0.5}')
+    (tmp_path / "other" / "judge.json").write_text(
+        '{"class": "bertjudge.judges.encoder.EncoderJudge", "threshold": 0.5}'
+    )
     with pytest.raises(ValueError, match="not a regex judge"):
         RegexJudge.from_export(tmp_path / "other")
 
 
 def test_math_verify_outside_main_thread():
     results = []
-    worker = threading.Thread(target=lambda: results.append(
-        (math_equal(["\\frac{1}{2}"], "0.5"), math_equal(["3"], "4"))))
+    worker = threading.Thread(
+        target=lambda: results.append((math_equal(["\\frac{1}{2}"], "0.5"), math_equal(["3"], "4")))
+    )
     worker.start()
     worker.join(60)
     assert results == [((True, True), (False, True))]
@@ -154,8 +212,11 @@ def test_contains_judge_is_the_normalized_substring_baseline():
     from bertjudge.judges.loading import Judge
 
     judge = Judge.load("contains")
-    assert judge.score(["q"] * 3, ["The Muppet Show, of course.", "Upper Volta", "Lyon"],
-                       [["muppet show"], ["Republic of Upper Volta"], ["Paris", "Lyons"]]).tolist() == [1.0, 0.0, 0.0]
+    assert judge.score(
+        ["q"] * 3,
+        ["The Muppet Show, of course.", "Upper Volta", "Lyon"],
+        [["muppet show"], ["Republic of Upper Volta"], ["Paris", "Lyons"]],
+    ).tolist() == [1.0, 0.0, 0.0]
 
 
 def test_ten_numbered_steps_then_options_do_not_crash_the_regex_judge():
@@ -178,6 +239,16 @@ def test_a_math_verify_time_out_is_unparsed_not_incorrect(monkeypatch):
 
     monkeypatch.setattr(math_verify, "verify", slow)
     assert math_equal(["12"], "12") == (False, False)
-    row = RegexJudge().details([normalize({"question": "What is 3*4?", "candidate": "Final answer: \\frac{24}{2}",
-                                           "reference": "12", "category": "open_math"})])[0]
+    row = RegexJudge().details(
+        [
+            normalize(
+                {
+                    "question": "What is 3*4?",
+                    "candidate": "Final answer: \\frac{24}{2}",
+                    "reference": "12",
+                    "category": "open_math",
+                }
+            )
+        ]
+    )[0]
     assert row["unparsed"] and row["score"] == 0.0

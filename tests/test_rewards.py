@@ -39,8 +39,14 @@ def judge(judge_folder):
 def test_plain_prompts_and_completions(judge, judge_folder):
     reward = BertJudgeReward(str(judge_folder))  # a spec, loaded
     assert reward.__name__ == "bertjudge"
-    got = reward(prompts=PROMPTS, completions=COMPLETIONS, completion_ids=[[1]] * 3, reference=REFERENCES,
-                 trainer_state=None, other_column=[1, 2, 3])  # what GRPOTrainer passes besides
+    got = reward(
+        prompts=PROMPTS,
+        completions=COMPLETIONS,
+        completion_ids=[[1]] * 3,
+        reference=REFERENCES,
+        trainer_state=None,
+        other_column=[1, 2, 3],
+    )  # what GRPOTrainer passes besides
     assert all(isinstance(r, float) for r in got) and len(got) == 3
     expected = judge.score(PROMPTS, COMPLETIONS, REFERENCES)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
@@ -68,10 +74,13 @@ def test_hard_verdicts_question_and_category_columns(judge, judge_folder):
     verdicts = hard(["ignored"] * 3, COMPLETIONS, reference=REFERENCES, question=PROMPTS)
     assert verdicts == [float(s >= strict.threshold) for s in scores] and set(verdicts) == {0.0, 1.0}
     categories = ["open_math", "other", "open_qa"]
-    records = [normalize({"question": q, "candidate": c, "references": r, "category": k})
-               for q, c, r, k in zip(PROMPTS, COMPLETIONS, REFERENCES, categories)]
-    by_category = BertJudgeReward(judge, category_column="category")(PROMPTS, COMPLETIONS, reference=REFERENCES,
-                                                                     category=categories)
+    records = [
+        normalize({"question": q, "candidate": c, "references": r, "category": k})
+        for q, c, r, k in zip(PROMPTS, COMPLETIONS, REFERENCES, categories)
+    ]
+    by_category = BertJudgeReward(judge, category_column="category")(
+        PROMPTS, COMPLETIONS, reference=REFERENCES, category=categories
+    )
     np.testing.assert_allclose(by_category, judge.score_records(records), rtol=0, atol=1e-6)
 
 
@@ -114,13 +123,26 @@ def test_two_grpo_steps_with_the_judge_reward(judge, judge_folder, tmp_path):
             return rewards
 
     reward = Recording(str(judge_folder))
-    dataset = Dataset.from_dict({"prompt": [[{"role": "user", "content": q}] for q in PROMPTS[:2]],
-                                 "reference": REFERENCES[:2]})
-    args = GRPOConfig(output_dir=str(tmp_path / "grpo"), max_completion_length=8, num_generations=2,
-                      per_device_train_batch_size=2, max_steps=2, report_to="none", use_cpu=True, bf16=False,
-                      logging_steps=1, save_strategy="no", seed=0, learning_rate=1e-4)
-    trainer = GRPOTrainer(model=policy, reward_funcs=[reward], args=args, train_dataset=dataset,
-                          processing_class=tokenizer)
+    dataset = Dataset.from_dict(
+        {"prompt": [[{"role": "user", "content": q}] for q in PROMPTS[:2]], "reference": REFERENCES[:2]}
+    )
+    args = GRPOConfig(
+        output_dir=str(tmp_path / "grpo"),
+        max_completion_length=8,
+        num_generations=2,
+        per_device_train_batch_size=2,
+        max_steps=2,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        logging_steps=1,
+        save_strategy="no",
+        seed=0,
+        learning_rate=1e-4,
+    )
+    trainer = GRPOTrainer(
+        model=policy, reward_funcs=[reward], args=args, train_dataset=dataset, processing_class=tokenizer
+    )
     trainer.train()
     assert len(calls) == 2  # one generation batch (one prompt, two completions) per step
     logged = [row for row in trainer.state.log_history if "rewards/bertjudge/mean" in row]

@@ -11,17 +11,27 @@ from bertjudge.judges.regex import RegexJudge
 from bertjudge.judges.routing import CascadeJudge, HybridJudge, short_spec
 
 MC_QUESTION = "Which one?\nA. red\nB. blue\nC. green"
-UNPARSED = ["I am not sure about this one", "Hard to say without more work", "It could be anything really",
-            "No idea at all, sorry", "Perhaps something else entirely", "I would rather not guess here"]
+UNPARSED = [
+    "I am not sure about this one",
+    "Hard to say without more work",
+    "It could be anything really",
+    "No idea at all, sorry",
+    "Perhaps something else entirely",
+    "I would rather not guess here",
+]
 
 
 def rows():
     """Two rows the rules parse (a match and a mismatch), then rows with no extractable answer."""
-    raw = [{"question": MC_QUESTION, "candidate": "Some thought.\nFinal answer: B", "reference": "B", "label": 1},
-           {"question": MC_QUESTION, "candidate": "Final answer: A", "reference": "B", "label": 0}]
+    raw = [
+        {"question": MC_QUESTION, "candidate": "Some thought.\nFinal answer: B", "reference": "B", "label": 1},
+        {"question": MC_QUESTION, "candidate": "Final answer: A", "reference": "B", "label": 0},
+    ]
     raw += [{"question": MC_QUESTION, "candidate": c, "reference": "B", "label": i % 2} for i, c in enumerate(UNPARSED)]
-    return [normalize({**r, "category": "multiple_choice", "task": "mc", "candidate_model": f"m{i % 2}"}, f"row {i}")
-            for i, r in enumerate(raw)]
+    return [
+        normalize({**r, "category": "multiple_choice", "task": "mc", "candidate_model": f"m{i % 2}"}, f"row {i}")
+        for i, r in enumerate(raw)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +44,10 @@ def folders(tiny_backbone, tmp_path_factory):
     root = tmp_path_factory.mktemp("routing")
     with torch.random.fork_rng():  # seeded heads, and the global random state left as other tests expect it
         torch.manual_seed(0)
-        return (str(EncoderJudge(backbone=tiny_backbone, temperature=0.01).export(root / "tiny")),
-                str(EncoderJudge(backbone=tiny_backbone, temperature=0.3).export(root / "big")))
+        return (
+            str(EncoderJudge(backbone=tiny_backbone, temperature=0.01).export(root / "tiny")),
+            str(EncoderJudge(backbone=tiny_backbone, temperature=0.3).export(root / "big")),
+        )
 
 
 class Spy:
@@ -92,8 +104,9 @@ def test_cascade_rules_decide_only_matches_and_the_band_goes_to_stage_3(folders)
     routing = cascade.routing
     fractions = {s: v["fraction"] for s, v in routing["stages"].items()}
     assert sum(fractions.values()) == pytest.approx(1.0)
-    assert fractions == pytest.approx({"rules": 1 / len(records), "model": (~in_band).sum() / len(records),
-                                       "expensive": in_band.sum() / len(records)})
+    assert fractions == pytest.approx(
+        {"rules": 1 / len(records), "model": (~in_band).sum() / len(records), "expensive": in_band.sum() / len(records)}
+    )
     assert routing["stages"]["model"]["seen"] == len(rest) and routing["reference_stage"] == "expensive"
     last = routing["stages"]["expensive"]
     assert routing["reference_seconds_estimate"] == pytest.approx(last["seconds"] / last["seen"] * len(records))
@@ -134,7 +147,9 @@ def test_compute_saved_when_few_rows_reach_a_slow_stage(folders):
     routing = cascade.routing
     assert routing["stages"]["expensive"]["seen"] == 1
     assert routing["reference_seconds_estimate"] >= 0.2 * len(records)
-    assert routing["compute_saved_estimate"] == pytest.approx(1 - routing["seconds"] / routing["reference_seconds_estimate"])
+    assert routing["compute_saved_estimate"] == pytest.approx(
+        1 - routing["seconds"] / routing["reference_seconds_estimate"]
+    )
     assert routing["compute_saved_estimate"] > 0.5
 
 
@@ -153,16 +168,19 @@ def test_specs(folders):
     assert list(scores) == [1.0]
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("hybrid:", "expected 'hybrid:<judge>'"),
-    ("cascade:a,b,c", "expected"),
-    ("cascade:missing?band=0.5", "band must be two numbers"),  # refused before loading anything
-    ("cascade:missing?band=x,y", "band must be two numbers"),
-    ("cascade:missing?band=0.9,0.1", "LOW <= HIGH"),
-    ("cascade:missing?rules=all", "rules must be one of"),
-    ("cascade:missing?speed=fast", r"unknown option\(s\) \['speed'\]"),
-    ("hybrid:missing?band=0.1,0.9", "hybrid accepts none"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("hybrid:", "expected 'hybrid:<judge>'"),
+        ("cascade:a,b,c", "expected"),
+        ("cascade:missing?band=0.5", "band must be two numbers"),  # refused before loading anything
+        ("cascade:missing?band=x,y", "band must be two numbers"),
+        ("cascade:missing?band=0.9,0.1", "LOW <= HIGH"),
+        ("cascade:missing?rules=all", "rules must be one of"),
+        ("cascade:missing?speed=fast", r"unknown option\(s\) \['speed'\]"),
+        ("hybrid:missing?band=0.1,0.9", "hybrid accepts none"),
+    ],
+)
 def test_bad_specs_are_refused_clearly(spec, message):
     with pytest.raises(ValueError, match=message):
         Judge.load(spec)
@@ -174,20 +192,42 @@ def test_evaluate_and_judge_commands(folders, tmp_path, capsys):
     records = rows()
     data = write_records(tmp_path / "data.jsonl", records)
     spec = f"hybrid:{folders[0]}"
-    assert main(["evaluate", "--data", str(data), "--judge", "regex", spec, f"cascade:{folders[0]},{folders[1]}",
-                     "--output", str(tmp_path / "rep"), "--bootstrap", "20"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--data",
+                str(data),
+                "--judge",
+                "regex",
+                spec,
+                f"cascade:{folders[0]},{folders[1]}",
+                "--output",
+                str(tmp_path / "rep"),
+                "--bootstrap",
+                "20",
+            ]
+        )
+        == 0
+    )
     report = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "hybrid:tiny", "cascade:tiny,big"}
     hybrid = report["judges"]["hybrid:tiny"]
     stages = hybrid["routing"]["stages"]
     assert stages["model"]["fraction"] == pytest.approx(len(UNPARSED) / len(records))
-    assert sum(s["fraction"] for s in report["judges"]["cascade:tiny,big"]["routing"]["stages"].values()) == pytest.approx(1)
-    assert hybrid["routing"]["by_stage"]["rules"]["n"] == 2 and hybrid["routing"]["by_stage"]["rules"]["accuracy"] == 1.0
+    assert sum(
+        s["fraction"] for s in report["judges"]["cascade:tiny,big"]["routing"]["stages"].values()
+    ) == pytest.approx(1)
+    assert (
+        hybrid["routing"]["by_stage"]["rules"]["n"] == 2 and hybrid["routing"]["by_stage"]["rules"]["accuracy"] == 1.0
+    )
     assert hybrid["overall"]["unparsed_rate"] == 0.0 and report["judges"]["regex"]["overall"]["unparsed_rate"] > 0
     assert "## Routing" in (tmp_path / "rep" / "report.md").read_text()
     capsys.readouterr()
-    assert main(["judge", "--judge", spec, "--input", str(data), "--output", str(tmp_path / "out.jsonl"),
-                      "--no-progress"]) == 0
+    assert (
+        main(["judge", "--judge", spec, "--input", str(data), "--output", str(tmp_path / "out.jsonl"), "--no-progress"])
+        == 0
+    )
     out = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     expected = Judge.load(spec).score_records(records)
     np.testing.assert_allclose([row["score"] for row in out], expected, atol=1e-6)

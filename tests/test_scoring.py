@@ -21,8 +21,17 @@ def judge(tiny_backbone, tmp_path_factory):
 def write_input(path, n=10):
     with open(path, "w") as handle:  # only question, candidate, reference — as users write them
         for i in range(n):
-            handle.write(json.dumps({"question": f"What is {i}+1?", "candidate": f"Final answer: {i + 1}",
-                                     "reference": str(i + 1), "note": i}) + "\n")
+            handle.write(
+                json.dumps(
+                    {
+                        "question": f"What is {i}+1?",
+                        "candidate": f"Final answer: {i + 1}",
+                        "reference": str(i + 1),
+                        "note": i,
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -69,13 +78,16 @@ def test_interrupted_run_resumes_without_scoring_twice(judge, tmp_path):
     assert score_file(second, src, tmp_path / "out.jsonl", chunk_size=3, progress=False).resumed == 6
     assert first.rows_scored + second.rows_scored == 10
     resumed = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
-    fresh = [json.loads(line) for line in score_file(judge, src, tmp_path / "fresh.jsonl", progress=False)
-             .output.read_text().splitlines()]
+    fresh = [
+        json.loads(line)
+        for line in score_file(judge, src, tmp_path / "fresh.jsonl", progress=False).output.read_text().splitlines()
+    ]
     # chunking changes batch make-up, which may move a score in its last bit: compare scores closely
     assert [r["score"] for r in resumed] == pytest.approx([r["score"] for r in fresh], abs=1e-6)
     drop = {"score", "verdict"}
-    assert [{k: v for k, v in r.items() if k not in drop} for r in resumed] == \
-        [{k: v for k, v in r.items() if k not in drop} for r in fresh]
+    assert [{k: v for k, v in r.items() if k not in drop} for r in resumed] == [
+        {k: v for k, v in r.items() if k not in drop} for r in fresh
+    ]
 
 
 def test_a_partial_file_from_other_input_is_refused(judge, tmp_path):
@@ -87,8 +99,11 @@ def test_a_partial_file_from_other_input_is_refused(judge, tmp_path):
     header, line = partial.read_text().splitlines()[:2]
     partial.write_text(header + "\n" + json.dumps({**json.loads(line), "row_hash": "0" * 32}) + "\n")
     before = partial.read_bytes()
-    with pytest.raises(RecordError, match=r"out\.jsonl\.partial\.jsonl:2: row '.*' was scored from other input "
-                                          r"\(.*in\.jsonl:1: the row changed\); rerun with --restart"):
+    with pytest.raises(
+        RecordError,
+        match=r"out\.jsonl\.partial\.jsonl:2: row '.*' was scored from other input "
+        r"\(.*in\.jsonl:1: the row changed\); rerun with --restart",
+    ):
         score_file(judge, src, tmp_path / "out.jsonl", progress=False)
     assert partial.read_bytes() == before and not (tmp_path / "out.jsonl").exists()
 
@@ -105,11 +120,27 @@ def test_bad_input_writes_nothing(judge, tmp_path):
 def test_command_line_writes_parquet_and_reports_errors(judge, tmp_path, capsys):
     _, folder = judge
     src = write_input(tmp_path / "in.jsonl", n=3)
-    assert main(["judge", "--judge", str(folder), "--input", str(src), "--output", str(tmp_path / "o.parquet"),
-                "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "judge",
+                "--judge",
+                str(folder),
+                "--input",
+                str(src),
+                "--output",
+                str(tmp_path / "o.parquet"),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     rows = read_records(tmp_path / "o.parquet")
     assert len(rows) == 3 and np.all([0 <= r["score"] <= 1 for r in rows])
-    assert main(["judge", "--judge", str(tmp_path / "nope"), "--input", str(src), "--output", str(tmp_path / "x.jsonl")]) == 2
+    assert (
+        main(["judge", "--judge", str(tmp_path / "nope"), "--input", str(src), "--output", str(tmp_path / "x.jsonl")])
+        == 2
+    )
     assert "not a judge folder" in capsys.readouterr().err
 
 
@@ -118,12 +149,19 @@ def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
 
     src = write_input(tmp_path / "in.jsonl", n=7)
     out = tmp_path / "pred.jsonl"
-    cli = run_lightning_cli([
-        "predict", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
-        f"--data.predict=[{src}]", "--data.eval_batch_size=3", "--trainer.logger=false",
-        f"--trainer.default_root_dir={tmp_path}", "--trainer.callbacks+=bertjudge.evaluation.scoring.ScoreFileWriter",
-        f"--trainer.callbacks.output={out}",
-    ])
+    cli = run_lightning_cli(
+        [
+            "predict",
+            "--model=bertjudge.judges.encoder.EncoderJudge",
+            f"--model.backbone={tiny_backbone}",
+            f"--data.predict=[{src}]",
+            "--data.eval_batch_size=3",
+            "--trainer.logger=false",
+            f"--trainer.default_root_dir={tmp_path}",
+            "--trainer.callbacks+=bertjudge.evaluation.scoring.ScoreFileWriter",
+            f"--trainer.callbacks.output={out}",
+        ]
+    )
     rows = read_records(out)
     expected = cli.model.score_records(cli.datamodule.records["predict"])
     assert [r["id"] for r in rows] == [r["id"] for r in cli.datamodule.records["predict"]]

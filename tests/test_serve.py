@@ -54,8 +54,21 @@ def metric(text: str, name: str, labels: str = "") -> float:
 @pytest.fixture(scope="module")
 def regex_server(tmp_path_factory):
     log = tmp_path_factory.mktemp("serve") / "server.log"
-    server = ServeProcess(["--judge", "regex", "--token", TOKEN, "--max-rows", str(MAX_ROWS), "--max-bytes",
-                           str(MAX_BYTES), "--max-batch-size", "4"], log=log)
+    server = ServeProcess(
+        [
+            "--judge",
+            "regex",
+            "--token",
+            TOKEN,
+            "--max-rows",
+            str(MAX_ROWS),
+            "--max-bytes",
+            str(MAX_BYTES),
+            "--max-batch-size",
+            "4",
+        ],
+        log=log,
+    )
     with server:
         yield server
 
@@ -98,14 +111,17 @@ def test_too_many_rows_or_bytes_is_refused_with_413(client):
     assert too_big.status_code == 413 and "--max-bytes" in too_big.json()["detail"]
 
 
-@pytest.mark.parametrize("row, field", [
-    ({"candidate": 5, "references": ["4"]}, "'candidate'"),
-    ({"candidate": "4"}, "'references'"),
-    ({"candidate": "4", "references": []}, "'references'"),
-    ({"candidate": "4", "references": ["4"], "category": "essay"}, "'category'"),
-    ({"candidate": "4", "references": ["4"], "label": 2}, "'label'"),
-    ("just a string", "expected a JSON object"),
-])
+@pytest.mark.parametrize(
+    "row, field",
+    [
+        ({"candidate": 5, "references": ["4"]}, "'candidate'"),
+        ({"candidate": "4"}, "'references'"),
+        ({"candidate": "4", "references": []}, "'references'"),
+        ({"candidate": "4", "references": ["4"], "category": "essay"}, "'category'"),
+        ({"candidate": "4", "references": ["4"], "label": 2}, "'label'"),
+        ("just a string", "expected a JSON object"),
+    ],
+)
 def test_a_bad_row_is_refused_naming_the_row_and_the_field(client, regex_server, row, field):
     before = client.get("/metrics").text
     rows = rows_for(3)
@@ -117,16 +133,19 @@ def test_a_bad_row_is_refused_naming_the_row_and_the_field(client, regex_server,
     after = client.get("/metrics").text
     # no row of the request was scored: the worker never saw it
     assert metric(after, "bertjudge_serve_batch_rows_sum") == metric(before, "bertjudge_serve_batch_rows_sum")
-    bad = 'bertjudge_serve_failures_total'
+    bad = "bertjudge_serve_failures_total"
     assert metric(after, bad, 'reason="bad_request"') == metric(before, bad, 'reason="bad_request"') + 1
 
 
-@pytest.mark.parametrize("body, status, words", [
-    (b"{not json", 400, "not valid JSON"),
-    (b'{"row": []}', 422, '{"rows": [record, ...]}'),
-    (b'{"rows": []}', 422, "is empty"),
-    (b'{"rows": {"candidate": "4"}}', 422, "must be a list"),
-])
+@pytest.mark.parametrize(
+    "body, status, words",
+    [
+        (b"{not json", 400, "not valid JSON"),
+        (b'{"row": []}', 422, '{"rows": [record, ...]}'),
+        (b'{"rows": []}', 422, "is empty"),
+        (b'{"rows": {"candidate": "4"}}', 422, "must be a list"),
+    ],
+)
 def test_a_bad_body_is_refused(client, body, status, words):
     reply = client.post("/score", content=body, headers={"Content-Type": "application/json"})
     assert reply.status_code == status and words in reply.json()["detail"]
@@ -142,10 +161,14 @@ def test_health_metrics_and_openapi(client):
     text = after.text
     for name in ("bertjudge_serve_request_seconds_bucket", "bertjudge_serve_batch_requests_count"):
         assert name in text
-    assert metric(text, "bertjudge_serve_requests_total", 'code="200"') == \
-        metric(before, "bertjudge_serve_requests_total", 'code="200"') + 1
+    assert (
+        metric(text, "bertjudge_serve_requests_total", 'code="200"')
+        == metric(before, "bertjudge_serve_requests_total", 'code="200"') + 1
+    )
     assert metric(text, "bertjudge_serve_rows_total") == metric(before, "bertjudge_serve_rows_total") + 2
-    assert metric(text, "bertjudge_serve_request_seconds_count") > metric(before, "bertjudge_serve_request_seconds_count")
+    assert metric(text, "bertjudge_serve_request_seconds_count") > metric(
+        before, "bertjudge_serve_request_seconds_count"
+    )
     schema = client.get("/openapi.json").json()
     post = schema["paths"]["/score"]["post"]
     assert post["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("/ScoreRequest")
@@ -168,6 +191,7 @@ def test_wrong_flags_and_a_missing_judge_are_one_line_errors(capsys, tmp_path):
 
 def test_a_request_nobody_answers_gets_504_at_the_deadline():
     """A worker that never answers (the request it held died with it): the gate answers 504, not silence."""
+
     async def hung_worker(scope, receive, send):
         await asyncio.sleep(60)
 
@@ -199,14 +223,23 @@ class PickyJudge(RegexJudge):
 def test_a_row_the_judge_fails_on_gets_an_error_and_the_rest_of_the_batch_is_scored():
     api = JudgeAPI("regex", batch_size=2, max_batch_size=4)
     api.judge = PickyJudge()
-    requests = [[normalize(r, f"rows[{i}]") for i, r in enumerate(rows)]
-                for rows in (rows_for(3, seed=1), [*rows_for(2, seed=2), {"candidate": "boom", "references": ["4"]}],
-                             rows_for(4, seed=3))]
+    requests = [
+        [normalize(r, f"rows[{i}]") for i, r in enumerate(rows)]
+        for rows in (
+            rows_for(3, seed=1),
+            [*rows_for(2, seed=2), {"candidate": "boom", "references": ["4"]}],
+            rows_for(4, seed=3),
+        )
+    ]
     answers = [api.encode_response(out) for out in api.unbatch(api.predict(api.batch(requests)))]
     assert [len(a["rows"]) for a in answers] == [3, 3, 4]
     failed = answers[1]["rows"][2]
-    assert failed == {"id": requests[1][2]["id"], "score": None, "verdict": None,
-                      "error": "ValueError: cannot judge 'boom'"}
+    assert failed == {
+        "id": requests[1][2]["id"],
+        "score": None,
+        "verdict": None,
+        "error": "ValueError: cannot judge 'boom'",
+    }
     good = [rec for rows in requests for rec in rows if rec["candidate"] != "boom"]
     expected = RegexJudge().score_records(good)
     got = [row for a in answers for row in a["rows"] if row is not failed]
@@ -224,8 +257,9 @@ def encoder_judge(tiny_backbone, tmp_path_factory):
 @pytest.fixture(scope="module")
 def encoder_server(encoder_judge, tmp_path_factory):
     log = tmp_path_factory.mktemp("serve") / "encoder-server.log"
-    with ServeProcess(["--judge", encoder_judge, "--max-batch-size", "16", "--batch-timeout", "0.3",
-                       "--timeout", "60"], log=log) as server:
+    with ServeProcess(
+        ["--judge", encoder_judge, "--max-batch-size", "16", "--batch-timeout", "0.3", "--timeout", "60"], log=log
+    ) as server:
         yield server
 
 
@@ -237,12 +271,11 @@ def test_encoder_scores_equal_the_judge_command(encoder_server, encoder_judge, t
         assert alone.status_code == 200, alone.text
         # a request scored on its own: the very floats `judge` writes for a file of the same rows
         expected = judge_command(tmp_path, encoder_judge, rows)
-        assert alone.json()["rows"] == [{"id": r["id"], "score": r["score"], "verdict": r["verdict"]}
-                                        for r in expected]
+        assert alone.json()["rows"] == [{"id": r["id"], "score": r["score"], "verdict": r["verdict"]} for r in expected]
         assert len({r["score"] for r in expected}) > 1  # a real model, not a constant
 
         # eight requests at once: batched together, padded together; the same scores to float32 rounding
-        parts = [rows[i * 3: i * 3 + 3] for i in range(8)]
+        parts = [rows[i * 3 : i * 3 + 3] for i in range(8)]
         before = client.get("/metrics").text
         with ThreadPoolExecutor(8) as pool:
             replies = list(pool.map(lambda part: client.post("/score", json={"rows": part}), parts))
@@ -255,16 +288,24 @@ def test_encoder_scores_equal_the_judge_command(encoder_server, encoder_judge, t
         for g in got:
             assert g["score"] == pytest.approx(by_id[g["id"]]["score"], abs=1e-5)
             assert g["verdict"] == by_id[g["id"]]["verdict"]
-    batches = metric(after, "bertjudge_serve_batch_requests_count") - metric(before, "bertjudge_serve_batch_requests_count")
-    requests = metric(after, "bertjudge_serve_batch_requests_sum") - metric(before, "bertjudge_serve_batch_requests_sum")
+    batches = metric(after, "bertjudge_serve_batch_requests_count") - metric(
+        before, "bertjudge_serve_batch_requests_count"
+    )
+    requests = metric(after, "bertjudge_serve_batch_requests_sum") - metric(
+        before, "bertjudge_serve_batch_requests_sum"
+    )
     assert requests == 8 and batches < 8  # dynamic batching joined requests
 
 
 @pytest.mark.slow
 def test_a_killed_worker_is_restarted_and_requests_are_answered(encoder_judge, tmp_path):
     rows = rows_for(4, seed=7)
-    with ServeProcess(["--judge", encoder_judge, "--workers", "2", "--timeout", "60"],
-                      log=tmp_path / "server.log") as server, httpx.Client(base_url=server.url, timeout=90) as client:
+    with (
+        ServeProcess(
+            ["--judge", encoder_judge, "--workers", "2", "--timeout", "60"], log=tmp_path / "server.log"
+        ) as server,
+        httpx.Client(base_url=server.url, timeout=90) as client,
+    ):
         workers = server.worker_pids()
         assert len(workers) == 2
         os.kill(workers[0], signal.SIGKILL)

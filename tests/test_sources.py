@@ -17,8 +17,15 @@ def authors_layout(root):
         card += [f"- config_name: {task}", "  data_files:"]
         for model in models:
             (root / task).mkdir(parents=True, exist_ok=True)
-            rows = [{"question": f"{task} q{i}", "reference": str(i), "candidate": f"{model} says {i + i % 2}",
-                     "label": int(i % 2 == 0)} for i in range(4)]
+            rows = [
+                {
+                    "question": f"{task} q{i}",
+                    "reference": str(i),
+                    "candidate": f"{model} says {i + i % 2}",
+                    "label": int(i % 2 == 0),
+                }
+                for i in range(4)
+            ]
             pq.write_table(pa.Table.from_pylist(rows), root / task / f"{model}.parquet")
             card += [f"  - split: {model}", f"    path: {task}/{model}.parquet"]
     (root / "README.md").write_text("\n".join(card + ["---", "", "test copy"]) + "\n")
@@ -52,8 +59,10 @@ def test_folder_of_files_and_duplicate_ids_across_sources(tmp_path):
 
 
 def test_gzip_files_and_split_selection(tmp_path):
-    rows = [normalize({"candidate": f"c{i}", "reference": "r", "label": i % 2,
-                       "split": ("train", "val", "test")[i % 3]}) for i in range(9)]
+    rows = [
+        normalize({"candidate": f"c{i}", "reference": "r", "label": i % 2, "split": ("train", "val", "test")[i % 3]})
+        for i in range(9)
+    ]
     path = write_records(tmp_path / "d" / "real.jsonl.gz", rows)
     assert load_source(str(tmp_path / "d")) == rows  # a folder lists .jsonl.gz files too
     assert load_source(str(path)) == rows
@@ -82,8 +91,9 @@ def test_unknown_embedded_split_and_options_are_refused():
 def test_a_file_source_takes_a_seeded_sample(tmp_path):
     from bertjudge.core.records import write_records
 
-    rows = [{"id": f"r{i}", "candidate": "c", "reference": "r", "split": "train" if i % 2 else "val"}
-            for i in range(40)]
+    rows = [
+        {"id": f"r{i}", "candidate": "c", "reference": "r", "split": "train" if i % 2 else "val"} for i in range(40)
+    ]
     write_records(tmp_path / "rows.jsonl", rows)
     sample = load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=5&seed=3")
     again = load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=5&seed=3")

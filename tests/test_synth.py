@@ -14,13 +14,18 @@ from bertjudge.core import records
 from bertjudge.data import corpus, synth
 
 ROWS = [
-    {"question": "What is the capital of France?\n\nA. Lyon\nB. Paris\nC. Nice\nD. Lille\n\nAnswer with a letter.",
-     "reference": "B"},
+    {
+        "question": "What is the capital of France?\n\nA. Lyon\nB. Paris\nC. Nice\nD. Lille\n\nAnswer with a letter.",
+        "reference": "B",
+    },
     {"question": "Pick the metal: (A) oak (B) iron (C) wool (D) glass", "references": ["(B)"], "task": "quiz"},
     {"question": "Sam has 3 apples and buys 5 more at $2 each. How many apples does Sam have?", "reference": "8"},
     {"question": "A rope is 120 cm long and is cut in half. How long is each piece?", "reference": "60 cm"},
-    {"question": "Context: Marie Curie was born in Warsaw in 1867. She moved to Paris in 1891.\n"
-                 "Where was Marie Curie born?", "reference": "Warsaw"},
+    {
+        "question": "Context: Marie Curie was born in Warsaw in 1867. She moved to Paris in 1891.\n"
+        "Where was Marie Curie born?",
+        "reference": "Warsaw",
+    },
     {"question": "Context: Marie Curie was born in Warsaw in 1867.\nWhen did she die?", "reference": "unanswerable"},
     {"question": "Who wrote the report?", "reference": "the committee", "category": "context_extraction"},
 ]
@@ -53,8 +58,14 @@ def test_cli_writes_a_balanced_labelled_set(tmp_path, capsys):
 def test_category_is_inferred(made):
     by_question = {r["question"]: r["category"] for r in made}
     assert [by_question[r["question"]] for r in ROWS] == [
-        "multiple_choice", "multiple_choice", "open_math", "open_math", "context_extraction", "context_extraction",
-        "context_extraction"]
+        "multiple_choice",
+        "multiple_choice",
+        "open_math",
+        "open_math",
+        "context_extraction",
+        "context_extraction",
+        "context_extraction",
+    ]
 
 
 def test_labels_follow_the_reference(made):
@@ -71,8 +82,22 @@ def test_labels_follow_the_reference(made):
         if "Where was Marie" in q and kind == "other_span":
             assert "Warsaw" not in cand and ("Paris" in cand or "Marie Curie" in cand)
         if r["label"] == 1 and kind == "plain" and r["meta"]["style"] in ("bare", "final_line"):
-            assert any(x.lower() in cand.lower() for x in ("B", "Paris", "iron", "8", "eight", "60", "Warsaw",
-                                                           "unanswerable", "does not say", "cannot be", "committee"))
+            assert any(
+                x.lower() in cand.lower()
+                for x in (
+                    "B",
+                    "Paris",
+                    "iron",
+                    "8",
+                    "eight",
+                    "60",
+                    "Warsaw",
+                    "unanswerable",
+                    "does not say",
+                    "cannot be",
+                    "committee",
+                )
+            )
     kinds = Counter(r["meta"]["kind"] for r in made)
     assert kinds["other_option"] and kinds["other_span"] and kinds["plain"]
 
@@ -99,9 +124,14 @@ QA_ROWS = [
     {"question": "Who created the Chipmunks?", "references": ["Ross Bagdasarian", "David Seville"]},
     {"question": "Q: What is the capital of France?", "reference": "Paris"},
     {"question": "When was the Declaration of Independence signed?", "reference": "July 4, 1776"},
-    {"question": "What is the most common cause of death worldwide?", "references": ["Cancer", "Malignant neoplasm", "Cancers"]},
-    {"question": "Passage: The Chipmunks were created by Ross Bagdasarian in 1958.\nWho created the Chipmunks?",
-     "reference": "Ross Bagdasarian"},
+    {
+        "question": "What is the most common cause of death worldwide?",
+        "references": ["Cancer", "Malignant neoplasm", "Cancers"],
+    },
+    {
+        "question": "Passage: The Chipmunks were created by Ross Bagdasarian in 1958.\nWho created the Chipmunks?",
+        "reference": "Ross Bagdasarian",
+    },
 ]
 
 
@@ -110,13 +140,25 @@ def test_open_qa_is_inferred_for_trivia_and_extraction_for_passages():
         ("Who created the Chipmunks?", "Ross Bagdasarian", "open_qa"),
         ("Question: What is the chemical symbol for sodium?", "Na", "open_qa"),  # 'Na' is sodium, not 'n/a'
         ("Which river flows through Cairo?", "the Nile", "open_qa"),
-        ("Context: Ross Bagdasarian created the Chipmunks.\nWho created them?", "Ross Bagdasarian", "context_extraction"),
+        (
+            "Context: Ross Bagdasarian created the Chipmunks.\nWho created them?",
+            "Ross Bagdasarian",
+            "context_extraction",
+        ),
         ("Passage: ...\n\nQ: Who won?", "Ava", "context_extraction"),
         ("According to the text, who created the band?", "Ross Bagdasarian", "context_extraction"),
         ("Read the text below.\n\nAva was born in Lyon. Where was Ava born?", "Lyon", "context_extraction"),
-        ("Who created the Chipmunks? " + "The band had a long history. " * 15, "Ross Bagdasarian", "context_extraction"),
+        (
+            "Who created the Chipmunks? " + "The band had a long history. " * 15,
+            "Ross Bagdasarian",
+            "context_extraction",
+        ),
         ("Who created the Chipmunks?", "unanswerable", "context_extraction"),
-        ("Why is the sky blue?", "because air scatters short wavelengths of sunlight more than long ones", "context_extraction"),
+        (
+            "Why is the sky blue?",
+            "because air scatters short wavelengths of sunlight more than long ones",
+            "context_extraction",
+        ),
         ("In what year did the Berlin Wall fall?", "1989", "open_math"),
         (None, "Paris", "context_extraction"),
     ]
@@ -131,7 +173,9 @@ def test_open_qa_items_read_aliases_and_wrong_entities_off_the_row():
     assert item.wrong_forms["near_miss"] == ["Paris, Texas"] and "France" in item.wrong_forms["other_question"]
     item = corpus.item_from_reference("When was the Declaration of Independence signed?", ["July 4, 1776"])
     forms = dict(item.forms)
-    assert forms["iso"] == "1776-07-04" and forms["day_month"] == "4 July 1776" and forms["weekday"].startswith("Thursday")
+    assert (
+        forms["iso"] == "1776-07-04" and forms["day_month"] == "4 July 1776" and forms["weekday"].startswith("Thursday")
+    )
     assert all(corpus._date_of(w) != (1776, 7, 4) for w in item.wrong_forms["off_by_one"] + item.spans)
     item = corpus.item_from_reference("Who created the Chipmunks?", ["Ross Bagdasarian", "David Seville"])
     assert ("alias", "David Seville") in item.forms and ("initials", "R. Bagdasarian") in item.forms
@@ -146,13 +190,21 @@ def test_open_qa_items_read_aliases_and_wrong_entities_off_the_row():
 
 
 def test_open_qa_candidates_are_labelled_by_the_references(tmp_path):
-    made = synth.synthesize(synth.read_rows(write(tmp_path / "qa.jsonl", QA_ROWS)), per_question=16, seed=2, val_fraction=0.0)
+    made = synth.synthesize(
+        synth.read_rows(write(tmp_path / "qa.jsonl", QA_ROWS)), per_question=16, seed=2, val_fraction=0.0
+    )
     assert Counter(r["category"] for r in made) == {"open_qa": 64, "context_extraction": 16}
     right_forms = {  # what a correct candidate may say: the references and the forms derived from them
         "Who created the Chipmunks?": ["Ross Bagdasarian", "David Seville", "R. Bagdasarian"],
         "Q: What is the capital of France?": ["Paris"],
-        "When was the Declaration of Independence signed?": ["July 4", "4 July 1776", "1776-07-04", "July 4th", "Jul 4",
-                                                             "fourth of July"],
+        "When was the Declaration of Independence signed?": [
+            "July 4",
+            "4 July 1776",
+            "1776-07-04",
+            "July 4th",
+            "Jul 4",
+            "fourth of July",
+        ],
         "What is the most common cause of death worldwide?": ["Cancer", "Malignant neoplasm", "Cancers"],
     }
     kinds = Counter()
@@ -166,4 +218,7 @@ def test_open_qa_candidates_are_labelled_by_the_references(tmp_path):
             if r["question"] == "Q: What is the capital of France?" and kind == "other_entity":
                 assert "paris" not in cand
     assert kinds["paragraph", 1] + kinds["restated", 1] + kinds["decorated", 1] >= 3, kinds
-    assert sum(n for (k, lab), n in kinds.items() if lab == 0 and k in ("other_entity", "near_miss", "mentions_reference")) >= 4
+    assert (
+        sum(n for (k, lab), n in kinds.items() if lab == 0 and k in ("other_entity", "near_miss", "mentions_reference"))
+        >= 4
+    )

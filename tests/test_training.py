@@ -20,10 +20,14 @@ from bertjudge.judges.loading import Judge
 
 ROOT = Path(__file__).resolve().parents[1]
 # every config of an encoder judge (other judges' configs are dev-run in their own test files)
-CONFIGS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "configs").rglob("*.yaml")
-                 if "EncoderJudge" in p.read_text())
-SMALL_DATA = ["--data.train=[embedded:train?n=48]", "--data.val=[embedded:val?n=16]",
-              "--data.test=[embedded:test?n=16]"]
+CONFIGS = sorted(
+    p.relative_to(ROOT).as_posix() for p in (ROOT / "configs").rglob("*.yaml") if "EncoderJudge" in p.read_text()
+)
+SMALL_DATA = [
+    "--data.train=[embedded:train?n=48]",
+    "--data.val=[embedded:val?n=16]",
+    "--data.test=[embedded:test?n=16]",
+]
 
 
 def toy_records(n=40, seed=0):
@@ -32,11 +36,19 @@ def toy_records(n=40, seed=0):
     for i in range(n):
         a, b = map(int, rng.integers(1, 50, 2))
         ok = i % 2 == 0
-        rows.append(normalize({
-            "task": ["t1", "t2"][i % 3 == 0], "category": "open_math", "question": f"What is {a}+{b}?",
-            "candidate": f"{'so ' * (i % 7)}Final answer: {a + b if ok else a + b + 1}", "reference": str(a + b),
-            "label": int(ok), "candidate_model": ["m1", "m2"][i % 4 == 0],
-        }))
+        rows.append(
+            normalize(
+                {
+                    "task": ["t1", "t2"][i % 3 == 0],
+                    "category": "open_math",
+                    "question": f"What is {a}+{b}?",
+                    "candidate": f"{'so ' * (i % 7)}Final answer: {a + b if ok else a + b + 1}",
+                    "reference": str(a + b),
+                    "label": int(ok),
+                    "candidate_model": ["m1", "m2"][i % 4 == 0],
+                }
+            )
+        )
     return rows
 
 
@@ -47,12 +59,20 @@ def backbone_for(config_path, tiny_backbones):
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
-    cli = run_lightning_cli([
-        "fit", f"--config={config}", "--trainer.fast_dev_run=true", "--trainer.accelerator=cpu",
-        "--trainer.devices=1", "--trainer.strategy=auto", "--trainer.precision=32-true",
-        f"--trainer.default_root_dir={tmp_path}", f"--model.init_args.backbone={backbone_for(config, tiny_backbones)}",
-        *SMALL_DATA,
-    ])
+    cli = run_lightning_cli(
+        [
+            "fit",
+            f"--config={config}",
+            "--trainer.fast_dev_run=true",
+            "--trainer.accelerator=cpu",
+            "--trainer.devices=1",
+            "--trainer.strategy=auto",
+            "--trainer.precision=32-true",
+            f"--trainer.default_root_dir={tmp_path}",
+            f"--model.init_args.backbone={backbone_for(config, tiny_backbones)}",
+            *SMALL_DATA,
+        ]
+    )
     assert cli.trainer.global_step == 1
     assert isinstance(cli.model, EncoderJudge)
 
@@ -61,11 +81,18 @@ def test_test_reports_the_adversarial_suite_apart_and_per_attack(tiny_backbone, 
     from bertjudge.data import corpus
 
     suite = "embedded:adversarial?n=56"
-    cli = run_lightning_cli([
-        "test", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
-        "--data.test=[embedded:test?n=16]", f"--data.adversarial=[{suite}]", "--trainer.logger=false",
-        "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={tmp_path}",
-    ])
+    cli = run_lightning_cli(
+        [
+            "test",
+            "--model=bertjudge.judges.encoder.EncoderJudge",
+            f"--model.backbone={tiny_backbone}",
+            "--data.test=[embedded:test?n=16]",
+            f"--data.adversarial=[{suite}]",
+            "--trainer.logger=false",
+            "--trainer.enable_progress_bar=false",
+            f"--trainer.default_root_dir={tmp_path}",
+        ]
+    )
     logged = {k: float(v) for k, v in cli.trainer.callback_metrics.items()}
     assert "test/acc" in logged and not any("dataloader_idx" in k for k in logged)
     assert not any(k.startswith("test/") and "attack=" in k for k in logged)  # the held-out split has none
@@ -95,14 +122,25 @@ def test_trainer_configs_parse():
 def test_fit_exports_a_judge_that_scores_like_the_trained_module(tiny_backbone, tmp_path):
     data = tmp_path / "toy.jsonl"
     write_records(data, toy_records())
-    cli = run_lightning_cli([
-        "fit", "--model=bertjudge.judges.encoder.EncoderJudge", f"--model.backbone={tiny_backbone}",
-        "--model.format.order=QCAR", "--model.lr=1e-3", "--model.effective_batch_size=16",
-        f"--data.train=[{data}]", f"--data.val=[{data}]", f"--data.test=[{data}]", "--data.batch_size=8",
-        "--data.adversarial=[embedded:adversarial?n=28]", "--trainer.max_epochs=2", "--trainer.logger=false",
-        "--trainer.enable_progress_bar=false",
-        f"--trainer.default_root_dir={tmp_path / 'run'}",
-    ])
+    cli = run_lightning_cli(
+        [
+            "fit",
+            "--model=bertjudge.judges.encoder.EncoderJudge",
+            f"--model.backbone={tiny_backbone}",
+            "--model.format.order=QCAR",
+            "--model.lr=1e-3",
+            "--model.effective_batch_size=16",
+            f"--data.train=[{data}]",
+            f"--data.val=[{data}]",
+            f"--data.test=[{data}]",
+            "--data.batch_size=8",
+            "--data.adversarial=[embedded:adversarial?n=28]",
+            "--trainer.max_epochs=2",
+            "--trainer.logger=false",
+            "--trainer.enable_progress_bar=false",
+            f"--trainer.default_root_dir={tmp_path / 'run'}",
+        ]
+    )
     assert cli.trainer.accumulate_grad_batches == 2  # effective batch 16 from device batch 8
     folder = tmp_path / "run" / "judge"
     config = json.loads((folder / "judge.json").read_text())
@@ -118,8 +156,9 @@ def test_fit_exports_a_judge_that_scores_like_the_trained_module(tiny_backbone, 
     expected = cli.model.score_records(rows)
     np.testing.assert_allclose(judge.score_records(rows), expected, rtol=1e-5, atol=1e-6)
     # the same rows through the list API, and batch size does not change scores
-    by_lists = judge.score([r["question"] for r in rows], [r["candidate"] for r in rows],
-                           [r["references"] for r in rows], batch_size=5)
+    by_lists = judge.score(
+        [r["question"] for r in rows], [r["candidate"] for r in rows], [r["references"] for r in rows], batch_size=5
+    )
     np.testing.assert_allclose(by_lists, expected, rtol=1e-5, atol=1e-6)
     with pytest.raises(FormatError, match="format mismatch"):
         Judge.load(str(folder), format=JudgeFormat(order="QCR"))
@@ -145,8 +184,7 @@ def test_attention_kernel_and_dropout_reach_the_backbone(tiny_backbone):
     assert fast.model.config.hidden_dropout_prob == fast.model.config.attention_probs_dropout_prob == 0.0
     default = EncoderJudge(backbone=tiny_backbone).eval()
     default.model.load_state_dict(fast.model.state_dict())
-    batch = {"input_ids": torch.tensor([[101, 2000, 2001, 102, 0]]),
-             "attention_mask": torch.tensor([[1, 1, 1, 1, 0]])}
+    batch = {"input_ids": torch.tensor([[101, 2000, 2001, 102, 0]]), "attention_mask": torch.tensor([[1, 1, 1, 1, 0]])}
     assert default.model.config._attn_implementation != "eager"
     torch.testing.assert_close(fast.eval()(batch), default(batch), rtol=1e-4, atol=1e-5)
 
@@ -172,8 +210,8 @@ def test_mixture_counts_per_cell_and_refuses_too_many():
 
 
 def test_datamodule_buckets_eval_rows_by_length_and_pads_dynamically(tiny_backbone, tmp_path):
-    from bertjudge.data.datamodule import JudgeDataModule
     from bertjudge.core.collate import Collator
+    from bertjudge.data.datamodule import JudgeDataModule
 
     data = tmp_path / "toy.jsonl"
     write_records(data, toy_records(30))
@@ -200,11 +238,24 @@ def test_unlabelled_training_rows_are_refused(tmp_path):
 def test_two_process_ddp_on_cpu(tiny_backbone, tmp_path):
     """Two processes with the gloo backend, through the real command line (as a user runs it)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "bertjudge", "fit", "--config=configs/trainer/ddp.yaml",
-           "--config=configs/encoder/minilm-l6.yaml", "--trainer.accelerator=cpu", "--trainer.devices=2",
-           "--trainer.precision=32-true", "--trainer.logger=false", "--trainer.max_steps=3",
-           "--trainer.enable_progress_bar=false", f"--trainer.default_root_dir={tmp_path}",
-           f"--model.init_args.backbone={tiny_backbone}", "--data.batch_size=4", *SMALL_DATA]
+    cmd = [
+        sys.executable,
+        "-m",
+        "bertjudge",
+        "fit",
+        "--config=configs/trainer/ddp.yaml",
+        "--config=configs/encoder/minilm-l6.yaml",
+        "--trainer.accelerator=cpu",
+        "--trainer.devices=2",
+        "--trainer.precision=32-true",
+        "--trainer.logger=false",
+        "--trainer.max_steps=3",
+        "--trainer.enable_progress_bar=false",
+        f"--trainer.default_root_dir={tmp_path}",
+        f"--model.init_args.backbone={tiny_backbone}",
+        "--data.batch_size=4",
+        *SMALL_DATA,
+    ]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "world_size=2" in done.stderr or "distributed_backend=gloo" in done.stderr
@@ -217,8 +268,10 @@ def test_length_grouped_sampler_is_a_shuffle_with_little_padding():
     first, second = list(sampler), list(sampler)
     assert sorted(first) == list(range(1000)) and first != second  # every row once, a new order each pass
     assert list(LengthGroupedSampler(lengths, 10, seed=0, group=20)) == first  # seeded
+
     def width(order):
-        return np.mean([max(lengths[i] for i in order[k:k + 10]) for k in range(0, 1000, 10)])
+        return np.mean([max(lengths[i] for i in order[k : k + 10]) for k in range(0, 1000, 10)])
+
     random_order = np.random.default_rng(1).permutation(1000).tolist()
     assert width(first) < 0.8 * width(random_order)
 
@@ -229,5 +282,5 @@ def test_length_curriculum_serves_the_shortest_rows_first_once():
     first, second = list(sampler), list(sampler)
     assert sorted(first) == list(range(1000))
     shortest = set(np.argsort(lengths, kind="stable")[:200].tolist())
-    assert set(first[:200]) == shortest                       # the curriculum, in the first pass
-    assert len(set(second[:200]) & shortest) < 100            # later passes are plain shuffles
+    assert set(first[:200]) == shortest  # the curriculum, in the first pass
+    assert len(set(second[:200]) & shortest) < 100  # later passes are plain shuffles

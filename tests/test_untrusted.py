@@ -71,9 +71,19 @@ class BoxedIntJudge(BaseJudge):
 
 
 def boxed_rows(n, bad=()):
-    return [{"id": f"r{i}", "question": f"What is {i}*2?", "category": "open_math", "label": i % 3 != 0,
-             "candidate": f"So it is \\boxed{{{BIG if i in bad else 2 * i + (i % 3 == 0)}}}.", "reference": str(2 * i),
-             "meta": {"i": i}, "note": i} for i in range(n)]
+    return [
+        {
+            "id": f"r{i}",
+            "question": f"What is {i}*2?",
+            "category": "open_math",
+            "label": i % 3 != 0,
+            "candidate": f"So it is \\boxed{{{BIG if i in bad else 2 * i + (i % 3 == 0)}}}.",
+            "reference": str(2 * i),
+            "meta": {"i": i},
+            "note": i,
+        }
+        for i in range(n)
+    ]
 
 
 def expected_score(row):
@@ -81,15 +91,29 @@ def expected_score(row):
     return float(found == row["reference"])
 
 
-UNSURE = ["I am not sure about this one", "Hard to say without more work", "It could be anything really",
-          "No idea at all, sorry", "Perhaps something else entirely", "I would rather not guess here"]
+UNSURE = [
+    "I am not sure about this one",
+    "Hard to say without more work",
+    "It could be anything really",
+    "No idea at all, sorry",
+    "Perhaps something else entirely",
+    "I would rather not guess here",
+]
 
 
 def unparsed_rows(n):
     """Multiple-choice rows whose answer the rules cannot find: a routing judge sends them to its model."""
     question = "Which colour is a clear sky?\nA. red\nB. blue\nC. green\nD. black"
-    return [{"id": f"u{i}", "question": question, "category": "multiple_choice", "reference": "B",
-             "candidate": UNSURE[i % len(UNSURE)] + ", really" * (i // len(UNSURE))} for i in range(n)]
+    return [
+        {
+            "id": f"u{i}",
+            "question": question,
+            "category": "multiple_choice",
+            "reference": "B",
+            "candidate": UNSURE[i % len(UNSURE)] + ", really" * (i // len(UNSURE)),
+        }
+        for i in range(n)
+    ]
 
 
 def write_jsonl(path, rows):
@@ -101,7 +125,7 @@ def snapshot(*roots):
     """Every file under ``roots`` with its bytes: what must not change."""
     files = {}
     for root in map(Path, roots):
-        for path in ([root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())):
+        for path in [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file()):
             files[str(path)] = path.read_bytes()
     return files
 
@@ -157,8 +181,10 @@ def test_a_row_the_judge_fails_on_is_written_with_an_error_counted_and_exits_1(b
     before = snapshot(src)
     code, out, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", tmp_path / "out.jsonl")
     assert code == 1 and f"wrote {tmp_path / 'out.jsonl'} (8 rows; 1 failed)" in out
-    assert err.startswith(f"bertjudge judge: 1 of 8 rows could not be scored (score null, with an 'error'); "
-                          f"first: {src}:4: row 'r3': ValueError: Exceeds the limit (4300 digits)")
+    assert err.startswith(
+        f"bertjudge judge: 1 of 8 rows could not be scored (score null, with an 'error'); "
+        f"first: {src}:4: row 'r3': ValueError: Exceeds the limit (4300 digits)"
+    )
     scored = rows_of(tmp_path / "out.jsonl")
     assert [r["id"] for r in scored] == [r["id"] for r in rows]
     bad = scored[3]
@@ -189,8 +215,9 @@ def test_strict_stops_at_the_first_failing_row_and_a_rerun_resumes(boxed, tmp_pa
     src = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
     code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out, "--strict")
-    assert code == 1 and err.startswith(f"bertjudge judge: {src}:3: row 'r2' could not be scored by boxed-int "
-                                        "(ValueError: Exceeds the limit")
+    assert code == 1 and err.startswith(
+        f"bertjudge judge: {src}:3: row 'r2' could not be scored by boxed-int (ValueError: Exceeds the limit"
+    )
     assert f"stopped (--strict); the rows scored before it are kept in {partial_path(out)}" in err
     assert not out.exists()
     kept = rows_of(partial_path(out))
@@ -212,14 +239,17 @@ def edit(rows, how):
     return rows
 
 
-@pytest.mark.parametrize("how, named", [
-    (("category", "other"), "field(s) 'category' changed"),
-    (("label", False), "field(s) 'label' changed"),
-    (("meta", {"i": 5, "variant": "new"}), "field(s) 'meta' changed"),
-    (("note", "edited"), "field(s) 'note' changed"),
-    (("question", "What is 5 times 2?"), "field(s) 'question' changed"),
-    ("removed", "row 'r5' is no longer in the input"),
-])
+@pytest.mark.parametrize(
+    "how, named",
+    [
+        (("category", "other"), "field(s) 'category' changed"),
+        (("label", False), "field(s) 'label' changed"),
+        (("meta", {"i": 5, "variant": "new"}), "field(s) 'meta' changed"),
+        (("note", "edited"), "field(s) 'note' changed"),
+        (("question", "What is 5 times 2?"), "field(s) 'question' changed"),
+        ("removed", "row 'r5' is no longer in the input"),
+    ],
+)
 def test_a_row_edited_in_any_field_refuses_the_resume_until_restart(interrupted, boxed, how, named, capsys):
     src, out = interrupted
     write_jsonl(src, edit([json.loads(line) for line in src.read_text().splitlines()], how))
@@ -261,11 +291,14 @@ class Interrupting:
         return self.judge.score_records(records, batch_size)
 
 
-@pytest.mark.parametrize("change, spec, differ", [
-    (recalibrate, "{folder}", "config, judge.json differ"),  # the same name, recalibrated
-    (new_weights, "{folder}", "model.safetensors differ"),
-    (recalibrate, "hybrid:{folder}", "model/config, model/judge.json differ"),
-])
+@pytest.mark.parametrize(
+    "change, spec, differ",
+    [
+        (recalibrate, "{folder}", "config, judge.json differ"),  # the same name, recalibrated
+        (new_weights, "{folder}", "model.safetensors differ"),
+        (recalibrate, "hybrid:{folder}", "model/config, model/judge.json differ"),
+    ],
+)
 def test_a_changed_judge_refuses_the_resume_until_restart(encoder_copy, tmp_path, capsys, change, spec, differ):
     spec = spec.format(folder=encoder_copy)
     src = write_jsonl(tmp_path / "in.jsonl", unparsed_rows(10))
@@ -283,8 +316,10 @@ def test_a_changed_judge_refuses_the_resume_until_restart(encoder_copy, tmp_path
     change(encoder_copy)
     before = snapshot(tmp_path)
     code, _, err = judge_cmd(capsys, "--judge", spec, "--input", src, "--output", out)
-    assert code == 2 and err.startswith(f"bertjudge judge: {partial_path(out)}: the judge changed since these rows "
-                                        f"were scored (judge {judge.name!r}: {differ}); rerun with --restart")
+    assert code == 2 and err.startswith(
+        f"bertjudge judge: {partial_path(out)}: the judge changed since these rows "
+        f"were scored (judge {judge.name!r}: {differ}); rerun with --restart"
+    )
     assert snapshot(tmp_path) == before
     code, _, _ = judge_cmd(capsys, "--judge", spec, "--input", src, "--output", out, "--restart")
     assert code == 0
@@ -300,8 +335,12 @@ def test_another_judge_of_another_kind_refuses_the_resume(tmp_path, capsys):
         score_file(Interrupting(Judge.load("regex")), src, out, chunk_size=2, progress=False)
     before = snapshot(tmp_path)
     code, _, err = judge_cmd(capsys, "--judge", "contains", "--input", src, "--output", out)
-    assert code == 2 and "the judge changed since these rows were scored (judge 'regex', now 'contains': class, " \
-                          "name, config differ)" in err and str(partial_path(out)) in err
+    assert (
+        code == 2
+        and "the judge changed since these rows were scored (judge 'regex', now 'contains': class, name, config differ)"
+        in err
+        and str(partial_path(out)) in err
+    )
     assert snapshot(tmp_path) == before
 
 
@@ -329,19 +368,27 @@ def test_garbage_in_the_middle_of_the_partial_file_is_an_error_naming_its_line(i
     assert "corrupted" in err and snapshot(src.parent) == before
     partial.write_text(lines[0] + "\n" + json.dumps({"id": "r0", "score": 1.0}) + "\n")
     code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
-    assert code == 2 and err == (f"bertjudge judge: {partial}:2: not a scored row (the partial file is corrupted); "
-                                 "rerun with --restart to score every row again")
+    assert code == 2 and err == (
+        f"bertjudge judge: {partial}:2: not a scored row (the partial file is corrupted); "
+        "rerun with --restart to score every row again"
+    )
 
 
 def test_a_partial_file_without_a_header_is_refused(interrupted, boxed, capsys):
     src, out = interrupted
     partial = partial_path(out)
-    partial.write_text("".join(json.dumps(json.loads(line)["row"]) + "\n"  # as an older version wrote it
-                               for line in partial.read_text().splitlines()[1:]))
+    partial.write_text(
+        "".join(
+            json.dumps(json.loads(line)["row"]) + "\n"  # as an older version wrote it
+            for line in partial.read_text().splitlines()[1:]
+        )
+    )
     before = snapshot(src.parent)
     code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
-    assert code == 2 and err == (f"bertjudge judge: {partial}:1: not a partial score file of this version of "
-                                 "bertjudge (no header line); rerun with --restart to score every row again")
+    assert code == 2 and err == (
+        f"bertjudge judge: {partial}:1: not a partial score file of this version of "
+        "bertjudge (no header line); rerun with --restart to score every row again"
+    )
     assert snapshot(src.parent) == before
 
 
@@ -360,9 +407,16 @@ def test_kill_9_during_judge_then_the_same_command_loses_and_repeats_no_row(tmp_
     import subprocess
     import sys
 
-    rows = [{"id": f"m{i}", "category": "open_math", "question": f"What is {i}/7?",
-             "candidate": f"We get $\\frac{{{i}}}{{7}}$, so the answer is \\boxed{{\\frac{{{i}}}{{7}}}}.",
-             "reference": f"{i}/7" if i % 4 else f"{i + 1}/7"} for i in range(600)]
+    rows = [
+        {
+            "id": f"m{i}",
+            "category": "open_math",
+            "question": f"What is {i}/7?",
+            "candidate": f"We get $\\frac{{{i}}}{{7}}$, so the answer is \\boxed{{\\frac{{{i}}}{{7}}}}.",
+            "reference": f"{i}/7" if i % 4 else f"{i + 1}/7",
+        }
+        for i in range(600)
+    ]
     src = write_jsonl(tmp_path / "in.jsonl", rows)
     command = [sys.executable, "-m", "bertjudge", "judge", "--judge", "regex", "--input", str(src), "--no-progress"]
     out = tmp_path / "out.jsonl"
@@ -400,8 +454,12 @@ def test_a_second_run_on_the_same_partial_file_is_refused(boxed, tmp_path, capsy
 def test_output_that_is_the_input_is_refused_before_anything_is_written(boxed, tmp_path, capsys, monkeypatch, how):
     src = write_jsonl(tmp_path / "in.jsonl", boxed_rows(3))
     monkeypatch.chdir(tmp_path)
-    output = {"same path": src, "another spelling": Path("sub/../in.jsonl"), "symbolic link": tmp_path / "link.jsonl",
-              "hard link": tmp_path / "hard.jsonl"}[how]
+    output = {
+        "same path": src,
+        "another spelling": Path("sub/../in.jsonl"),
+        "symbolic link": tmp_path / "link.jsonl",
+        "hard link": tmp_path / "hard.jsonl",
+    }[how]
     (tmp_path / "sub").mkdir()
     if how == "symbolic link":
         output.symlink_to(src)
@@ -409,8 +467,9 @@ def test_output_that_is_the_input_is_refused_before_anything_is_written(boxed, t
         os.link(src, output)
     before = snapshot(tmp_path)
     code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", output)
-    assert code == 2 and err == (f"bertjudge judge: {output}: the output would overwrite the input file {src}; "
-                                 "write the scores to another file")
+    assert code == 2 and err == (
+        f"bertjudge judge: {output}: the output would overwrite the input file {src}; write the scores to another file"
+    )
     assert snapshot(tmp_path) == before and not partial_path(output).exists()
 
 
@@ -418,15 +477,25 @@ def test_an_output_that_is_a_directory_is_refused_before_the_judge_is_loaded(tmp
     src = write_jsonl(tmp_path / "in.jsonl", boxed_rows(3))
     (tmp_path / "out").mkdir()
     before = snapshot(tmp_path)
-    code, _, err = judge_cmd(capsys, "--judge", tmp_path / "no-such-judge", "--input", src, "--output", tmp_path / "out")
-    assert code == 2 and err == (f"bertjudge judge: {tmp_path / 'out'}: is a directory; --output is the score file "
-                                 "to write (.jsonl or .parquet)")
+    code, _, err = judge_cmd(
+        capsys, "--judge", tmp_path / "no-such-judge", "--input", src, "--output", tmp_path / "out"
+    )
+    assert code == 2 and err == (
+        f"bertjudge judge: {tmp_path / 'out'}: is a directory; --output is the score file to write (.jsonl or .parquet)"
+    )
     assert snapshot(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out"]
 
 
 def test_a_missing_input_is_refused_before_the_judge_is_loaded(tmp_path, capsys):
-    code, _, err = judge_cmd(capsys, "--judge", tmp_path / "no-such-judge", "--input", tmp_path / "missing.jsonl",
-                             "--output", tmp_path / "out.jsonl")
+    code, _, err = judge_cmd(
+        capsys,
+        "--judge",
+        tmp_path / "no-such-judge",
+        "--input",
+        tmp_path / "missing.jsonl",
+        "--output",
+        tmp_path / "out.jsonl",
+    )
     assert code == 2 and err == f"bertjudge judge: {tmp_path / 'missing.jsonl'}: no such file"
     assert list(tmp_path.iterdir()) == []
 
@@ -444,8 +513,10 @@ def test_parquet_output_keeps_every_column_of_every_row_and_reads_back(boxed, tm
     columns = {key for row in jsonl for key in row}
     for from_json, from_parquet in zip(jsonl, parquet):
         assert set(from_parquet) == columns  # every column, null where a row has none
-        assert {k: v for k, v in from_parquet.items() if v is not None} == \
-            {"meta": {}, **{k: v for k, v in from_json.items() if v is not None}}
+        assert {k: v for k, v in from_parquet.items() if v is not None} == {
+            "meta": {},
+            **{k: v for k, v in from_json.items() if v is not None},
+        }
     assert parquet[1]["error"].startswith("ValueError") and parquet[2]["extra"] == rows[2]["extra"]
     assert [r["note"] for r in parquet] == [0, 1, 2, "three", 4]
     again = read_records(tmp_path / "out.parquet")  # the tool reads its own output
@@ -456,8 +527,9 @@ def test_parquet_output_keeps_every_column_of_every_row_and_reads_back(boxed, tm
 def test_a_batch_size_below_one_is_a_usage_error(boxed, tmp_path, capsys, size):
     src = write_jsonl(tmp_path / "in.jsonl", boxed_rows(3))
     before = snapshot(tmp_path)
-    code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", tmp_path / "o.jsonl",
-                             "--batch-size", size)
+    code, _, err = judge_cmd(
+        capsys, "--judge", boxed, "--input", src, "--output", tmp_path / "o.jsonl", "--batch-size", size
+    )
     assert code == 2 and err == f"bertjudge judge: --batch-size must be at least 1, got {size}"
     assert snapshot(tmp_path) == before
 
@@ -469,8 +541,13 @@ def test_the_library_refuses_a_batch_size_below_one_instead_of_scoring_garbage(e
         with pytest.raises(ValueError, match=f"batch_size must be a whole number of at least 1, got {size}"):
             judge.score_records(records, batch_size=size)
         with pytest.raises(ValueError, match="batch_size"):
-            score_file(judge, write_jsonl(tmp_path / "in.jsonl", boxed_rows(2)), tmp_path / "o.jsonl",
-                       batch_size=size, progress=False)
+            score_file(
+                judge,
+                write_jsonl(tmp_path / "in.jsonl", boxed_rows(2)),
+                tmp_path / "o.jsonl",
+                batch_size=size,
+                progress=False,
+            )
     assert not (tmp_path / "o.jsonl").exists() and not partial_path(tmp_path / "o.jsonl").exists()
 
 
@@ -480,8 +557,9 @@ def remove(name):
 
 
 def cut(name, keep=0.5):
-    return lambda folder: (folder / name).write_bytes((folder / name).read_bytes()[: int((folder / name).stat().st_size
-                                                                                          * keep)])
+    return lambda folder: (folder / name).write_bytes(
+        (folder / name).read_bytes()[: int((folder / name).stat().st_size * keep)]
+    )
 
 
 def edit_judge_json(**changes):
@@ -489,39 +567,44 @@ def edit_judge_json(**changes):
         config = json.loads((folder / "judge.json").read_text())
         config.update(changes)
         (folder / "judge.json").write_text(json.dumps({k: v for k, v in config.items() if v is not None}))
+
     return change
 
 
 def small_vocabulary(folder):  # a tokenizer of another model: ten words
     (folder / "tokenizer.json").unlink()
-    (folder / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", "e"]))
+    (folder / "vocab.txt").write_text(
+        "\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "b", "c", "d", "e"])
+    )
 
 
 def pickle_beside(folder):
     torch.save({"weights": torch.zeros(2)}, folder / "pytorch_model.bin")
 
 
-@pytest.mark.parametrize("damage, named", [
-    (remove("tokenizer.json"), "tokenizer.json: missing (no tokenizer vocabulary"),
-    (remove("tokenizer_config.json"), "tokenizer_config.json: missing (a tokenizer file)"),
-    (small_vocabulary, "the tokenizer has 10 tokens for a model of"),
-    (remove("model.safetensors"), "model.safetensors: missing (the judge's weights)"),
-    (cut("model.safetensors"), "model.safetensors: not a complete safetensors file"),
-    (cut("model.safetensors", keep=0.0001), "model.safetensors: not a complete safetensors file"),
-    (lambda f: (f / "model.safetensors").write_bytes(b"not the weights"), "model.safetensors: not a complete"),
-    (pickle_beside, "pytorch_model.bin: a pickle file (loading it can run code); refusing the folder"),
-    (remove("config.json"), "config.json: missing (the model's configuration)"),
-    (cut("config.json"), "config.json: not valid JSON"),
-    (cut("judge.json"), "judge.json: not valid JSON"),
-    (edit_judge_json(**{"class": None}), "judge.json: missing 'class'"),
-    (edit_judge_json(format={"order": "XYZ"}), "judge.json: bad 'format'"),
-    (edit_judge_json(format={"order": "QCR", "colour": "red"}), "judge.json: bad 'format' (unknown format fields"),
-    (edit_judge_json(format="QCR"), "judge.json: 'format' must be an object of format fields, got str"),
-    (edit_judge_json(temperature=0), "judge.json: 'temperature' must be positive, got 0"),
-    (edit_judge_json(threshold="high"), "judge.json: 'threshold' must be a finite number, got 'high'"),
-])
-def test_an_incomplete_or_unsafe_judge_folder_is_refused_naming_the_file(encoder_copy, tmp_path, capsys, damage,
-                                                                            named):
+@pytest.mark.parametrize(
+    "damage, named",
+    [
+        (remove("tokenizer.json"), "tokenizer.json: missing (no tokenizer vocabulary"),
+        (remove("tokenizer_config.json"), "tokenizer_config.json: missing (a tokenizer file)"),
+        (small_vocabulary, "the tokenizer has 10 tokens for a model of"),
+        (remove("model.safetensors"), "model.safetensors: missing (the judge's weights)"),
+        (cut("model.safetensors"), "model.safetensors: not a complete safetensors file"),
+        (cut("model.safetensors", keep=0.0001), "model.safetensors: not a complete safetensors file"),
+        (lambda f: (f / "model.safetensors").write_bytes(b"not the weights"), "model.safetensors: not a complete"),
+        (pickle_beside, "pytorch_model.bin: a pickle file (loading it can run code); refusing the folder"),
+        (remove("config.json"), "config.json: missing (the model's configuration)"),
+        (cut("config.json"), "config.json: not valid JSON"),
+        (cut("judge.json"), "judge.json: not valid JSON"),
+        (edit_judge_json(**{"class": None}), "judge.json: missing 'class'"),
+        (edit_judge_json(format={"order": "XYZ"}), "judge.json: bad 'format'"),
+        (edit_judge_json(format={"order": "QCR", "colour": "red"}), "judge.json: bad 'format' (unknown format fields"),
+        (edit_judge_json(format="QCR"), "judge.json: 'format' must be an object of format fields, got str"),
+        (edit_judge_json(temperature=0), "judge.json: 'temperature' must be positive, got 0"),
+        (edit_judge_json(threshold="high"), "judge.json: 'threshold' must be a finite number, got 'high'"),
+    ],
+)
+def test_an_incomplete_or_unsafe_judge_folder_is_refused_naming_the_file(encoder_copy, tmp_path, capsys, damage, named):
     damage(encoder_copy)
     src = write_jsonl(tmp_path / "in.jsonl", boxed_rows(3))
     before = snapshot(tmp_path)
@@ -542,14 +625,17 @@ def test_pickle_weights_load_only_when_allowed(encoder_copy):
     allowed = EncoderJudge.from_export(encoder_copy, allow_pickle=True)
     save_file(state, encoder_copy / "model.safetensors")
     (encoder_copy / "pytorch_model.bin").unlink()
-    np.testing.assert_allclose(allowed.score_records(records), Judge.load(str(encoder_copy)).score_records(records),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        allowed.score_records(records), Judge.load(str(encoder_copy)).score_records(records), rtol=1e-6
+    )
 
 
 def test_remote_code_named_by_a_folder_never_runs(encoder_copy, tmp_path):
     config = json.loads((encoder_copy / "config.json").read_text())
-    config["auto_map"] = {"AutoConfig": "modeling_evil.EvilConfig",
-                          "AutoModelForSequenceClassification": "modeling_evil.EvilModel"}
+    config["auto_map"] = {
+        "AutoConfig": "modeling_evil.EvilConfig",
+        "AutoModelForSequenceClassification": "modeling_evil.EvilModel",
+    }
     (encoder_copy / "config.json").write_text(json.dumps(config))
     marker = tmp_path / "remote-code-ran"
     (encoder_copy / "modeling_evil.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(1)\n")
@@ -566,7 +652,9 @@ def test_a_bleurt_folder_is_checked_too(tmp_path):
     records = [normalize({"question": "2+3?", "candidate": "5", "reference": "5"})]
     assert Judge.load(str(bleurt)).score_records(records).shape == (1,)  # complete: it loads and scores
     edit_judge_json(bleurt_threshold="low")(bleurt)
-    with pytest.raises(JudgeFileError, match=re.escape(f"{bleurt / 'judge.json'}: 'bleurt_threshold' must be a number")):
+    with pytest.raises(
+        JudgeFileError, match=re.escape(f"{bleurt / 'judge.json'}: 'bleurt_threshold' must be a number")
+    ):
         Judge.load(str(bleurt))
     edit_judge_json(bleurt_threshold=0.1)(bleurt)
     cut("model.safetensors")(bleurt)
@@ -595,27 +683,44 @@ def test_a_generative_folder_is_checked_too(tmp_path):
         Judge.load(str(generative))
 
 
-def test_a_judge_loaded_by_zoo_name_is_rehashed_and_refused_when_its_cache_changed(encoder, tmp_path, monkeypatch,
-                                                                                   capsys):
+def test_a_judge_loaded_by_zoo_name_is_rehashed_and_refused_when_its_cache_changed(
+    encoder, tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("BERTJUDGE_CACHE", str(tmp_path / "cache"))
     registry = tmp_path / "reg.yaml"
-    registry.write_text(yaml.safe_dump({"minilm-l6.toy": {
-        "class_path": "bertjudge.judges.encoder.EncoderJudge", "source": f"file://{encoder}",
-        "format": json.loads((encoder / "judge.json").read_text())["format"], "license": "Apache-2.0",
-        "provenance": {"training_data": "toy"}, "files": zoo.hash_folder(encoder)}}))
+    registry.write_text(
+        yaml.safe_dump(
+            {
+                "minilm-l6.toy": {
+                    "class_path": "bertjudge.judges.encoder.EncoderJudge",
+                    "source": f"file://{encoder}",
+                    "format": json.loads((encoder / "judge.json").read_text())["format"],
+                    "license": "Apache-2.0",
+                    "provenance": {"training_data": "toy"},
+                    "files": zoo.hash_folder(encoder),
+                }
+            }
+        )
+    )
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     records = [normalize({"question": "2+3?", "candidate": "5", "reference": "5"})]
     expected = Judge.load("minilm-l6.toy").score_records(records)
     folder = zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy"))
     new_weights(folder)  # the cached weights changed after the pull
-    with pytest.raises(zoo.ZooError, match=r"minilm-l6.toy: the cached files in .* changed since they were pulled "
-                                           r"\(model.safetensors: sha256 .*\); refusing them: .*zoo pull "
-                                           r"minilm-l6.toy --force"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=r"minilm-l6.toy: the cached files in .* changed since they were pulled "
+        r"\(model.safetensors: sha256 .*\); refusing them: .*zoo pull "
+        r"minilm-l6.toy --force",
+    ):
         Judge.load("minilm-l6.toy")
     src = write_jsonl(tmp_path / "in.jsonl", boxed_rows(2))
     code, _, err = judge_cmd(capsys, "--judge", "minilm-l6.toy", "--input", src, "--output", tmp_path / "o.jsonl")
-    assert code == 1 and err.startswith("bertjudge judge: minilm-l6.toy: the cached files in") and \
-        not (tmp_path / "o.jsonl").exists()
+    assert (
+        code == 1
+        and err.startswith("bertjudge judge: minilm-l6.toy: the cached files in")
+        and not (tmp_path / "o.jsonl").exists()
+    )
     assert main(["zoo", "pull", "minilm-l6.toy", "--force"]) == 0
     np.testing.assert_allclose(Judge.load("minilm-l6.toy").score_records(records), expected, rtol=1e-6)
     pickle_beside(folder)  # a file added to the cache
@@ -628,9 +733,13 @@ def test_judge_json_problems_name_judge_json_for_every_loader(tmp_path):
     write_judge_config(folder, {"format": {"order": "QCR"}})
     with pytest.raises(JudgeFileError, match=re.escape(f"{folder / 'judge.json'}: missing 'class'")):
         Judge.load(str(folder))
-    for cls in ("bertjudge.judges.encoder.EncoderJudge", "bertjudge.judges.bleurt.BleurtJudge",
-                "bertjudge.judges.generative.GenerativeJudge"):
-        write_judge_config(folder, {"class": cls, "format": {"order": "QCR", "max_length": -3}, "threshold": 0.5,
-                                    "temperature": 1.0})
+    for cls in (
+        "bertjudge.judges.encoder.EncoderJudge",
+        "bertjudge.judges.bleurt.BleurtJudge",
+        "bertjudge.judges.generative.GenerativeJudge",
+    ):
+        write_judge_config(
+            folder, {"class": cls, "format": {"order": "QCR", "max_length": -3}, "threshold": 0.5, "temperature": 1.0}
+        )
         with pytest.raises(JudgeFileError, match=re.escape(f"{folder / 'judge.json'}: bad 'format' (max_length -3")):
             Judge.load(str(folder))

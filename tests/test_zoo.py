@@ -36,8 +36,14 @@ def exported(tiny_backbone, tmp_path_factory):
 
 
 def entry(source, **fields):
-    return {"class_path": "bertjudge.judges.encoder.EncoderJudge", "source": source, "format": {"order": "QCR"},
-            "license": "Apache-2.0", "provenance": {"training_data": "toy"}, **fields}
+    return {
+        "class_path": "bertjudge.judges.encoder.EncoderJudge",
+        "source": source,
+        "format": {"order": "QCR"},
+        "license": "Apache-2.0",
+        "provenance": {"training_data": "toy"},
+        **fields,
+    }
 
 
 def write_registry(path, entries):
@@ -49,28 +55,34 @@ def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
     entries = zoo.load_registry()
     authors = {name: e for name, e in entries.items() if e["provenance"].get("base_model") == "EuroBERT/EuroBERT-210m"}
     assert {e["source"].split("@")[0] for e in authors.values()} == {
-        "hf://artefactory/BERTJudge", "hf://artefactory/BERTJudge-Formatted-QCR",
-        "hf://artefactory/BERTJudge-Formatted-QCR-200k", "hf://artefactory/BERTJudge-Formatted-CR",
-        "hf://hgissbkh/BERTJudge-Free-QCR"}
+        "hf://artefactory/BERTJudge",
+        "hf://artefactory/BERTJudge-Formatted-QCR",
+        "hf://artefactory/BERTJudge-Formatted-QCR-200k",
+        "hf://artefactory/BERTJudge-Formatted-CR",
+        "hf://hgissbkh/BERTJudge-Free-QCR",
+    }
     for name, e in authors.items():
         assert e["num_labels"] == 2 and e["revision_pinned"] is False
         assert {**e["format"], "order": "QCR"} == AUTHORS_FORMAT
         assert e["format"]["order"] == ("CR" if name.endswith("-cr") else "QCR")
 
 
-@pytest.mark.parametrize("bad,message", [
-    ({"license": None}, "missing field"),
-    ({"accuracy": 0.9}, "benchmarks/results"),
-    ({"source": "hf://org/name"}, "hf://org/name@revision"),
-    ({"source": "ftp://x"}, "use hf://"),
-    ({"source": "hf://org/name@main", "revision_pinned": True}, "40-hex commit"),
-    ({"files": {"pytorch_model.bin": None}}, "pickle"),
-    ({"files": {"model.safetensors": "abc"}}, "64 lower-case hex"),
-    ({"format": {"order": "QX"}}, "format"),
-    ({"num_labels": 3}, "num_labels"),
-    ({"bias": "-0.5"}, "bias must be a number"),
-    ({"source": "hf://org/name@main", "build": "make quickstart"}, "goes with a file:// source"),
-])
+@pytest.mark.parametrize(
+    "bad,message",
+    [
+        ({"license": None}, "missing field"),
+        ({"accuracy": 0.9}, "benchmarks/results"),
+        ({"source": "hf://org/name"}, "hf://org/name@revision"),
+        ({"source": "ftp://x"}, "use hf://"),
+        ({"source": "hf://org/name@main", "revision_pinned": True}, "40-hex commit"),
+        ({"files": {"pytorch_model.bin": None}}, "pickle"),
+        ({"files": {"model.safetensors": "abc"}}, "64 lower-case hex"),
+        ({"format": {"order": "QX"}}, "format"),
+        ({"num_labels": 3}, "num_labels"),
+        ({"bias": "-0.5"}, "bias must be a number"),
+        ({"source": "hf://org/name@main", "build": "make quickstart"}, "goes with a file:// source"),
+    ],
+)
 def test_bad_entries_are_refused_with_a_clear_message(bad, message):
     with pytest.raises(zoo.ZooError, match=message) as err:
         zoo.validate_entry("minilm-l6.toy", {**entry("file:///x"), **bad}, "reg.yaml")
@@ -80,9 +92,16 @@ def test_bad_entries_are_refused_with_a_clear_message(bad, message):
 
 
 def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeypatch):
-    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": entry(
-        f"file://{exported}", files=zoo.hash_folder(exported), format=json.loads(
-            (exported / "judge.json").read_text())["format"])})
+    registry = write_registry(
+        tmp_path / "reg.yaml",
+        {
+            "minilm-l6.toy": entry(
+                f"file://{exported}",
+                files=zoo.hash_folder(exported),
+                format=json.loads((exported / "judge.json").read_text())["format"],
+            )
+        },
+    )
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     judge = Judge.load("minilm-l6.toy")
     folder = zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy"))
@@ -103,8 +122,11 @@ def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, 
         assert JudgeFormat.from_dict(e["format"]) == trained, f"{name}: the registry's format is not its recipe's"
     relative = entry("file://built/judge", build="make quickstart")
     registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": relative})
-    with pytest.raises(zoo.ZooError, match=r"not downloaded: .*built/judge does not exist yet; build it with "
-                                           r"`make quickstart`"):
+    with pytest.raises(
+        zoo.ZooError,
+        match=r"not downloaded: .*built/judge does not exist yet; build it with "
+        r"`make quickstart`",
+    ):
         zoo.pull("minilm-l6.toy", registry)
     shutil.copytree(exported, tmp_path / "built" / "judge")  # relative to the registry's folder
     assert (zoo.pull("minilm-l6.toy", registry) / "model.safetensors").is_file()
@@ -113,8 +135,9 @@ def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, 
 def test_a_tampered_source_is_refused(exported, tmp_path):
     source = tmp_path / "src"
     shutil.copytree(exported, source)
-    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": entry(
-        f"file://{source}", files=zoo.hash_folder(source))})
+    registry = write_registry(
+        tmp_path / "reg.yaml", {"minilm-l6.toy": entry(f"file://{source}", files=zoo.hash_folder(source))}
+    )
     (source / "model.safetensors").write_bytes(b"not the published weights")
     with pytest.raises(zoo.ZooError, match="sha256 mismatch for 'model.safetensors'"):
         zoo.pull("minilm-l6.toy", registry)
@@ -148,12 +171,15 @@ def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tin
 
     # like the authors' checkpoints: two logits, marker tokens in the tokenizer, no judge.json
     copy = EncoderJudge(backbone=tiny_backbone, num_labels=2, format=JudgeFormat(**AUTHORS_FORMAT)).export(
-        tmp_path / "BERTJudge")
+        tmp_path / "BERTJudge"
+    )
     (copy / "judge.json").unlink()
     (copy / "pytorch_model.bin").write_bytes(b"pickle")  # a hub snapshot may carry both formats
     (copy / "modeling_eurobert.py").write_text("raise SystemExit('remote code ran')\n")
-    registry = write_registry(tmp_path / "reg.yaml", {"eurobert-210m.authors": entry(
-        "hf://org/BERTJudge@main", format=AUTHORS_FORMAT, num_labels=2)})
+    registry = write_registry(
+        tmp_path / "reg.yaml",
+        {"eurobert-210m.authors": entry("hf://org/BERTJudge@main", format=AUTHORS_FORMAT, num_labels=2)},
+    )
     folder = zoo.pull("eurobert-210m.authors", registry, local_copy=copy)
     assert not (folder / "pytorch_model.bin").exists() and not (folder / "modeling_eurobert.py").exists()
     config = json.loads((folder / "judge.json").read_text())
@@ -166,13 +192,19 @@ def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tin
 def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     registry = write_registry(tmp_path / "reg.yaml", {})
     small = tmp_path / "real-test-v1.jsonl"  # stands in for the real set: accuracy is measured on every row
-    small.write_text("".join(json.dumps({**row, "id": f"r{i}", "category": category, "label": label}) + "\n"
-                             for i, (row, category, label) in enumerate(zip(
-                                 ROWS * 2, ["open_qa", "open_qa", "open_math", "multiple_choice"], [1, 0, 1, 0]))))
+    small.write_text(
+        "".join(
+            json.dumps({**row, "id": f"r{i}", "category": category, "label": label}) + "\n"
+            for i, (row, category, label) in enumerate(
+                zip(ROWS * 2, ["open_qa", "open_qa", "open_math", "multiple_choice"], [1, 0, 1, 0])
+            )
+        )
+    )
     monkeypatch.setattr(bench, "EVAL_FILE", small)
     results = tmp_path / "results"
-    new = publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
-                  results_dir=results)
+    new = publish(
+        exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20, results_dir=results
+    )
     assert zoo.load_registry(registry)["minilm-l6.tiny-v1"]["files"] == new["files"]
     dest = tmp_path / "store" / "minilm-l6.tiny-v1"
     assert new["source"] == f"file://{dest.resolve()}" and zoo.hash_folder(dest) == new["files"]
@@ -185,22 +217,61 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     assert Judge.load("minilm-l6.tiny-v1").score_records(ROWS).shape == (2,)
     with pytest.raises(zoo.ZooError, match="already registered"):
-        publish(exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20,
-                results_dir=results, timing=False)
+        publish(
+            exported,
+            "minilm-l6.tiny-v1",
+            "Apache-2.0",
+            str(tmp_path / "store"),
+            registry,
+            n=20,
+            results_dir=results,
+            timing=False,
+        )
 
 
 def test_readme_is_generated_from_the_csvs(tmp_path):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results([{"name": "regex.v1", "judge_kind": "regex", "flops": 0, "latency_p50_ms": 0.2,
-                          "latency_p95_ms": 9.0, **env},
-                         {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 4.8e12, **env},
-                         {"name": "minilm-l6.old-run", "judge_kind": "encoder", "flops": 1.7e9, **env}],
-                        "cost", tmp_path)
-    bench.write_results([{"name": "regex.v1", "accuracy": 0.71, "acc_open_qa": 0.75, "acc_multiple_choice": 0.5,
-                          "acc_context_extraction": 0.625, "acc_open_math": 0.875, "n": 2615,
-                          "eval_set": "real-test-v1", "eval_sha256": "f52bf775ace6", **env},
-                         {"name": "minilm-l6.old-run", "accuracy": 0.9545, "n": 2000,
-                          "eval_set": "embedded:test?n=2000&seed=0", **env}], "accuracy", tmp_path)
+    bench.write_results(
+        [
+            {
+                "name": "regex.v1",
+                "judge_kind": "regex",
+                "flops": 0,
+                "latency_p50_ms": 0.2,
+                "latency_p95_ms": 9.0,
+                **env,
+            },
+            {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 4.8e12, **env},
+            {"name": "minilm-l6.old-run", "judge_kind": "encoder", "flops": 1.7e9, **env},
+        ],
+        "cost",
+        tmp_path,
+    )
+    bench.write_results(
+        [
+            {
+                "name": "regex.v1",
+                "accuracy": 0.71,
+                "acc_open_qa": 0.75,
+                "acc_multiple_choice": 0.5,
+                "acc_context_extraction": 0.625,
+                "acc_open_math": 0.875,
+                "n": 2615,
+                "eval_set": "real-test-v1",
+                "eval_sha256": "f52bf775ace6",
+                **env,
+            },
+            {
+                "name": "minilm-l6.old-run",
+                "accuracy": 0.9545,
+                "n": 2000,
+                "eval_set": "embedded:test?n=2000&seed=0",
+                **env,
+            },
+        ],
+        "accuracy",
+        tmp_path,
+    )
     text = render_readme(results_dir=tmp_path)
     assert "`eurobert-210m.bertjudge`" in text  # the registry's entries
     assert "### cost-cpu-fp32-torch9.9" in text

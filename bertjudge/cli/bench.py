@@ -13,8 +13,11 @@ from bertjudge.evaluation import bench
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bertjudge bench", description=bench.__doc__.split("\n\n")[0],
-                                epilog="The protocol is in benchmarks/README.md.")
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge bench",
+        description=bench.__doc__.split("\n\n")[0],
+        epilog="The protocol is in benchmarks/README.md.",
+    )
     sub = p.add_subparsers(dest="command", required=True)
     run_p = sub.add_parser("run", help="measure judges and baselines, write benchmarks/results/*.csv")
     run_p.add_argument("--only", nargs="*", help="names or glob patterns to measure (default: all)")
@@ -24,18 +27,25 @@ def parser() -> argparse.ArgumentParser:
     run_p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"], help="weights dtype (default fp32)")
     run_p.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
     run_p.add_argument("--seed", type=int, default=0, help="seed of the embedded test records (default 0)")
-    run_p.add_argument("--eval", help="labelled records the accuracy is measured on, every row "
-                                      "(default data/real/real-test-v1.jsonl.gz)")
-    run_p.add_argument("--reasoning-tokens", type=int, default=bench.REASONING_TOKENS,
-                       help=f"tokens a reasoning judge generates before its verdict (default {bench.REASONING_TOKENS})")
+    run_p.add_argument(
+        "--eval",
+        help="labelled records the accuracy is measured on, every row (default data/real/real-test-v1.jsonl.gz)",
+    )
+    run_p.add_argument(
+        "--reasoning-tokens",
+        type=int,
+        default=bench.REASONING_TOKENS,
+        help=f"tokens a reasoning judge generates before its verdict (default {bench.REASONING_TOKENS})",
+    )
     run_p.add_argument("--max-timed-params", type=float, default=3e9, help="time only models smaller than this")
     run_p.add_argument("--no-timing", action="store_true", help="count FLOPs only")
     run_p.add_argument("--results", help="results folder (default benchmarks/results)")
     pareto = sub.add_parser("pareto", help="the Pareto table and plot from the results files")
     pareto.add_argument("--results", help="results folder (default benchmarks/results)")
     pareto.add_argument("--table", default="cost-cpu-fp32", help="the cost file to plot (prefix of its name)")
-    pareto.add_argument("--output", default=str(bench.PARETO_PNG),
-                        help=f"the plot to write (default {bench.PARETO_PNG})")
+    pareto.add_argument(
+        "--output", default=str(bench.PARETO_PNG), help=f"the plot to write (default {bench.PARETO_PNG})"
+    )
     sub.add_parser("archs", help="list the architectures costed and their sources")
     return p
 
@@ -52,8 +62,9 @@ def run(args: argparse.Namespace) -> int:
         tables = bench.result_tables(args.results)
         title = next((t for t in tables if t.startswith(args.table)), None)
         if title is None:
-            raise CommandError(f"no results file starting with {args.table!r} in {args.results or bench.RESULTS_DIR}",
-                               usage=True)
+            raise CommandError(
+                f"no results file starting with {args.table!r} in {args.results or bench.RESULTS_DIR}", usage=True
+            )
         print(bench.markdown_table(tables[title]))
         _print_ratio(tables[title])
         print(f"wrote {bench.plot_pareto(tables[title], args.output)}")
@@ -74,8 +85,9 @@ def _measure(args: argparse.Namespace) -> int:
     if args.max_timed_params <= 0:
         raise CommandError("--max-timed-params must be above 0", usage=True)
     if args.eval and not Path(args.eval).is_file():
-        raise CommandError(f"--eval {args.eval}: {'is a folder' if Path(args.eval).is_dir() else 'no such file'}",
-                           usage=True)
+        raise CommandError(
+            f"--eval {args.eval}: {'is a folder' if Path(args.eval).is_dir() else 'no such file'}", usage=True
+        )
     for folder in args.judge:
         if not (Path(folder) / "judge.json").is_file():
             raise CommandError(f"{folder}: not an exported judge folder (no judge.json)", usage=True)
@@ -100,13 +112,25 @@ def _measure(args: argparse.Namespace) -> int:
     for device in devices:
         for subject in subjects:
             print(f"[{device}] {subject.name} ...", file=sys.stderr, flush=True)
-            cost, accuracy = bench.measure(subject, records, device, args.dtype, timing=not args.no_timing,
-                                           max_timed_params=args.max_timed_params, k=args.reasoning_tokens,
-                                           tokenizer=tokenizer, eval_set=eval_set)
+            cost, accuracy = bench.measure(
+                subject,
+                records,
+                device,
+                args.dtype,
+                timing=not args.no_timing,
+                max_timed_params=args.max_timed_params,
+                k=args.reasoning_tokens,
+                tokenizer=tokenizer,
+                eval_set=eval_set,
+            )
             flops = cost.get("flops")
             p50 = cost.get("latency_p50_ms")
-            print(f"    {'' if flops is None else f'{flops / 1e9:.4g}'} GFLOPs at {cost.get('tokens', '-')} tokens, "
-                  f"p50 {'' if p50 in (None, '') else f'{float(p50):.3g}'} ms", file=sys.stderr, flush=True)
+            print(
+                f"    {'' if flops is None else f'{flops / 1e9:.4g}'} GFLOPs at {cost.get('tokens', '-')} tokens, "
+                f"p50 {'' if p50 in (None, '') else f'{float(p50):.3g}'} ms",
+                file=sys.stderr,
+                flush=True,
+            )
             [path] = bench.write_results([cost], "cost", args.results)  # row by row: a failure keeps the others
             if accuracy:
                 bench.write_results([accuracy], "accuracy", args.results)

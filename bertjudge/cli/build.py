@@ -15,11 +15,15 @@ from bertjudge.pipeline import build
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bertjudge build", description=build.__doc__.split("\n\n")[0],
-                                epilog=build.__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--input", nargs="+", required=True,
-                   help="labelled record files or folders (or bertjudge.data.sources specs)")
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge build",
+        description=build.__doc__.split("\n\n")[0],
+        epilog=build.__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--input", nargs="+", required=True, help="labelled record files or folders (or bertjudge.data.sources specs)"
+    )
     p.add_argument("--mix", help="the mix file (YAML); default: everything to train")
     p.add_argument("--output", required=True, help="output folder")
     return p
@@ -38,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
         splits, manifest = build.build(load_sources(args.input), mix)
     except (RecordError, ValueError, FileNotFoundError) as err:
         raise CommandError(str(err), usage=True) from err
-    check_writes([out / f"{name}.jsonl" for name, rows in splits.items() if rows] + [out / build.MANIFEST],
-                 [*args.input, *([args.mix] if args.mix else [])])
+    check_writes(
+        [out / f"{name}.jsonl" for name, rows in splits.items() if rows] + [out / build.MANIFEST],
+        [*args.input, *([args.mix] if args.mix else [])],
+    )
     for name, rows in splits.items():
         if rows:
             write_records(out / f"{name}.jsonl", rows)

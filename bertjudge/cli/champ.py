@@ -14,7 +14,8 @@ from bertjudge.pipeline import champ
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m bertjudge champ", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m bertjudge champ",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Real LLM solutions of competition math (CHAMP: 270 problems; GPT-3.5, GPT-4, GPT-4 Turbo and\n"
             "PaLM 2 Medium under 18 prompt variants) as records: the candidate is the model's solution turn,\n"
@@ -24,18 +25,24 @@ def parser() -> argparse.ArgumentParser:
             "train/val/test (70/10/20) by problem. Needs champ-dataset (pip install 'bertjudge[real]') or --input."
         ),
         epilog="Example (the repository's data/real/champ-rule-v2.jsonl.gz): python -m bertjudge champ "
-               "--output data/real/champ-rule-v2.jsonl.gz --balance --report data/real/champ-rule-v2.report.json. "
-               "Read the rules in the module docstring (bertjudge/pipeline/champ.py).",
+        "--output data/real/champ-rule-v2.jsonl.gz --balance --report data/real/champ-rule-v2.report.json. "
+        "Read the rules in the module docstring (bertjudge/pipeline/champ.py).",
     )
     p.add_argument("--output", required=True, help="output record file (.jsonl, .jsonl.gz or .parquet)")
     p.add_argument("--input", help="a CHAMP v0.json-format file (default: the installed champ-dataset's)")
     p.add_argument("--models", nargs="+", help="only these models (GPT-3.5, GPT-4, 'GPT-4 Turbo', 'PaLM 2 Medium')")
     p.add_argument("--variants", nargs="+", help="only these prompt variants ('0-Shot', '5-Shot', …)")
-    p.add_argument("--keep-unlabelled", action="store_true",
-                   help="also write the rows left out, with a null label and the reason in meta.left_out "
-                        "(to label them with another teacher)")
-    p.add_argument("--balance", action="store_true",
-                   help="keep as many correct as wrong solutions per model (round robin over problems)")
+    p.add_argument(
+        "--keep-unlabelled",
+        action="store_true",
+        help="also write the rows left out, with a null label and the reason in meta.left_out "
+        "(to label them with another teacher)",
+    )
+    p.add_argument(
+        "--balance",
+        action="store_true",
+        help="keep as many correct as wrong solutions per model (round robin over problems)",
+    )
     p.add_argument("--max-rows", type=int, help="with --balance: at most N labelled rows, shared equally by models")
     p.add_argument("--seed", type=int, default=0, help="with --balance: sampling seed (default 0)")
     p.add_argument("--report", help="write the counts as JSON here too")
@@ -79,13 +86,17 @@ def run(args: argparse.Namespace) -> int:
         Path(args.report).parent.mkdir(parents=True, exist_ok=True)
         Path(args.report).write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     total = summary["total"]
-    print(f"{total['rows']} solutions ({sum(skipped.values())} conversations skipped); {total['labelled']} labelled "
-          f"({total['fraction_labelled']:.1%}), {total['fraction_correct']:.1%} correct")
+    print(
+        f"{total['rows']} solutions ({sum(skipped.values())} conversations skipped); {total['labelled']} labelled "
+        f"({total['fraction_labelled']:.1%}), {total['fraction_correct']:.1%} correct"
+    )
     for reason, n in summary["left_out"].items():
         print(f"  left out: {n:6d}  {reason}")
     for model, c in summary["models"].items():
         print(f"  {model:<14} {c['rows']:6d} rows, {c['labelled']:5d} labelled, {c['fraction_correct']:.1%} correct")
     written = summary["written"]["total"]
-    print(f"wrote {written['rows']} rows ({written['labelled']} labelled, {written['fraction_correct']:.1%} correct) "
-          f"to {args.output}")
+    print(
+        f"wrote {written['rows']} rows ({written['labelled']} labelled, {written['fraction_correct']:.1%} correct) "
+        f"to {args.output}"
+    )
     return 0

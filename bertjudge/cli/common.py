@@ -52,8 +52,9 @@ def input_files(inputs: Iterable[str | os.PathLike]) -> set[Path]:
     return files
 
 
-def check_output(output: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), folder: bool = False,
-                 flag: str = "--output") -> Path:
+def check_output(
+    output: str | os.PathLike, inputs: Iterable[str | os.PathLike] = (), folder: bool = False, flag: str = "--output"
+) -> Path:
     """Refuse, before any work (usage errors), an output that cannot be written or would overwrite an input:
     a file output that is an existing folder or one of ``inputs`` (files, folders or source specs), a folder
     output that is an existing file or one of the input files."""
@@ -68,8 +69,9 @@ def check_output(output: str | os.PathLike, inputs: Iterable[str | os.PathLike] 
     return out
 
 
-def check_writes(outputs: Iterable[str | os.PathLike], inputs: Iterable[str | os.PathLike],
-                 flag: str = "--output") -> None:
+def check_writes(
+    outputs: Iterable[str | os.PathLike], inputs: Iterable[str | os.PathLike], flag: str = "--output"
+) -> None:
     """Refuse (usage) writing any of ``outputs`` when it is one of the files ``inputs`` read, or a folder."""
     read = input_files(inputs)
     for out in map(Path, outputs):

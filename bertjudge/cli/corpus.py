@@ -14,11 +14,12 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bertjudge corpus",
         description="Write the embedded corpus (synthetic, labelled, balanced) as train/val/test/adversarial "
-                    "JSONL files and print a summary per category x style x label.",
+        "JSONL files and print a summary per category x style x label.",
         epilog="Sizes: train = --size; val = test = max(300, size/10); adversarial = "
-               f"max({20 * len(corpus.ATTACKS)}, size/10) rounded "
-               f"up to whole rounds of its {len(corpus.ATTACKS)} attacks (a wrong row and a correct counterpart "
-               f"each). Labels are '{corpus.LABEL_SOURCE}'. The same --size and --seed give the same bytes.")
+        f"max({20 * len(corpus.ATTACKS)}, size/10) rounded "
+        f"up to whole rounds of its {len(corpus.ATTACKS)} attacks (a wrong row and a correct counterpart "
+        f"each). Labels are '{corpus.LABEL_SOURCE}'. The same --size and --seed give the same bytes.",
+    )
     p.add_argument("--output", required=True, type=Path, help="output folder (created if missing)")
     p.add_argument("--size", type=int, default=20000, help="number of train rows (default 20000)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")

@@ -19,23 +19,36 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bertjudge evaluate",
         description="Compare judges against labels: accuracy per task, category and candidate model with "
-                    "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.",
+        "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.",
         epilog="example: python -m bertjudge evaluate --data data/real/real-test-v1.jsonl.gz "
-               "--judge regex runs/quickstart/judge --output runs/eval")
-    p.add_argument("--data", nargs="+", required=True,
-                   help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)")
-    p.add_argument("--judge", nargs="+", required=True,
-                   help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}")
+        "--judge regex runs/quickstart/judge --output runs/eval",
+    )
+    p.add_argument(
+        "--data",
+        nargs="+",
+        required=True,
+        help="labelled .jsonl/.parquet files, or source specs (FILE?split=val, embedded:test?n=500)",
+    )
+    p.add_argument(
+        "--judge", nargs="+", required=True, help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}"
+    )
     p.add_argument("--output", required=True, help="folder for report.md, report.json and plots")
     p.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
-    p.add_argument("--bootstrap", type=int, default=1000,
-                   help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)")
+    p.add_argument(
+        "--bootstrap",
+        type=int,
+        default=1000,
+        help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     add_precision_flag(p)
-    p.add_argument("--wandb", metavar="PROJECT",
-                   help="also log the report (tables, plots) to a wandb run of PROJECT, offline unless "
-                        "WANDB_MODE=online: written under OUTPUT/wandb/, `wandb sync` uploads it")
+    p.add_argument(
+        "--wandb",
+        metavar="PROJECT",
+        help="also log the report (tables, plots) to a wandb run of PROJECT, offline unless "
+        "WANDB_MODE=online: written under OUTPUT/wandb/, `wandb sync` uploads it",
+    )
     return p
 
 
@@ -60,13 +73,27 @@ def run(args: argparse.Namespace) -> int:
             apply_precision(list(judges.values())[-1], args.precision, records)
     print(f"scoring {len(records)} records with {', '.join(judges)}", file=sys.stderr)
     scored = run_judges(judges, records, batch_size=args.batch_size, progress=True)
-    report = build_report(records, scored["scores"], scored["details"], scored["thresholds"], args.rho,
-                          args.bootstrap, args.seed, uncalibrated=scored["uncalibrated"], routing=scored["routing"])
+    report = build_report(
+        records,
+        scored["scores"],
+        scored["details"],
+        scored["thresholds"],
+        args.rho,
+        args.bootstrap,
+        args.seed,
+        uncalibrated=scored["uncalibrated"],
+        routing=scored["routing"],
+    )
     paths = write_report(report, args.output)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
     if args.wandb:
-        config = {"data": args.data, "judges": args.judge, "bootstrap": args.bootstrap, "seed": args.seed,
-                  "rho": args.rho}
+        config = {
+            "data": args.data,
+            "judges": args.judge,
+            "bootstrap": args.bootstrap,
+            "seed": args.seed,
+            "rho": args.rho,
+        }
         folder = log_report(report, paths, args.wandb, args.output, name=Path(args.output).name, config=config)
         mode = os.environ.get("WANDB_MODE") or "offline"
         sync = f"; `wandb sync {folder}` uploads it" if mode == "offline" else ""

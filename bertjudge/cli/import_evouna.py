@@ -10,9 +10,12 @@ from bertjudge.pipeline import evouna
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bertjudge import-evouna", description=evouna.__doc__.split("\n\n")[0],
-                                epilog="Example: python -m bertjudge import-evouna --input QA-Eval/EVOUNA/TQ.json "
-                                       "--output data/real/evouna-tq-v1.jsonl.gz")
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge import-evouna",
+        description=evouna.__doc__.split("\n\n")[0],
+        epilog="Example: python -m bertjudge import-evouna --input QA-Eval/EVOUNA/TQ.json "
+        "--output data/real/evouna-tq-v1.jsonl.gz",
+    )
     p.add_argument("--input", required=True, help="EVOUNA's TQ.json or NQ.json")
     p.add_argument("--output", required=True, help="the records file to write (.jsonl, .jsonl.gz or .parquet)")
     p.add_argument("--dataset", help="the task suffix: evouna-<dataset> (default: the file name, e.g. tq)")

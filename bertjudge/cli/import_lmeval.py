@@ -11,13 +11,21 @@ from bertjudge.pipeline import lmeval
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bertjudge import-lmeval", description=lmeval.__doc__.split("\n\n")[0],
-                                epilog=lmeval.__doc__.split("\n\n", 1)[1],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--input", nargs="+", required=True,
-                   help="samples_<task>_<timestamp>.jsonl files or folders holding them (searched recursively)")
-    p.add_argument("--output", required=True,
-                   help="output folder: one <task>.<model>.<timestamp>.jsonl per samples file")
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge import-lmeval",
+        description=lmeval.__doc__.split("\n\n")[0],
+        epilog=lmeval.__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--input",
+        nargs="+",
+        required=True,
+        help="samples_<task>_<timestamp>.jsonl files or folders holding them (searched recursively)",
+    )
+    p.add_argument(
+        "--output", required=True, help="output folder: one <task>.<model>.<timestamp>.jsonl per samples file"
+    )
     p.add_argument("--model", help="the candidate model (default: from the folder lm-eval wrote into)")
     p.add_argument("--filter", help="which lm-eval filter's metric labels the row (default: the first listed)")
     p.add_argument("--metric", help="the 0/1 metric to label with (default: the first of the row's metrics)")

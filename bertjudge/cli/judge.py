@@ -17,22 +17,28 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bertjudge judge",
         description="Score (question, candidate, reference) rows with a judge. The input is JSONL or Parquet "
-                    "with at least 'candidate' and 'reference' (or 'references'); the output keeps every input "
-                    "field and adds score, verdict, judge and input_hash. A row the judge fails on is written "
-                    "with score and verdict null and an 'error', and the command exits 1. An interrupted run "
-                    "(Ctrl-C, kill) resumes from OUTPUT.partial.jsonl, unless the judge or a row changed since.",
+        "with at least 'candidate' and 'reference' (or 'references'); the output keeps every input "
+        "field and adds score, verdict, judge and input_hash. A row the judge fails on is written "
+        "with score and verdict null and an 'error', and the command exits 1. An interrupted run "
+        "(Ctrl-C, kill) resumes from OUTPUT.partial.jsonl, unless the judge or a row changed since.",
         epilog="example: python -m bertjudge judge --judge runs/quickstart/judge --input answers.jsonl "
-               "--output scored.jsonl")
-    p.add_argument("--judge", required=True, help=f"'regex', 'contains', the folder of an exported judge, a zoo "
-                                                  f"name, {SPEC_HELP}")
+        "--output scored.jsonl",
+    )
+    p.add_argument(
+        "--judge", required=True, help=f"'regex', 'contains', the folder of an exported judge, a zoo name, {SPEC_HELP}"
+    )
     p.add_argument("--input", required=True, help="rows to score (.jsonl, .jsonl.gz or .parquet)")
     p.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet); not the input")
     p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
-    p.add_argument("--strict", action="store_true",
-                   help="stop at the first row the judge fails on (exit 1; the rows scored so far are kept for a "
-                        "rerun), instead of writing it with an 'error' and going on")
-    p.add_argument("--restart", action="store_true",
-                   help="delete the partial file of an interrupted run and score every row again")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first row the judge fails on (exit 1; the rows scored so far are kept for a "
+        "rerun), instead of writing it with an 'error' and going on",
+    )
+    p.add_argument(
+        "--restart", action="store_true", help="delete the partial file of an interrupted run and score every row again"
+    )
     add_precision_flag(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
@@ -44,16 +50,28 @@ def run(args: argparse.Namespace) -> int:
     check_paths(args.input, args.output)  # before the judge is loaded or anything is written
     judge = Judge.load(args.judge)
     if args.precision != "fp32":
-        apply_precision(judge, args.precision, read_records(args.input)[:CHECK_ROWS] if args.precision == "auto" else [])
-    summary = score_file(judge, args.input, args.output, args.batch_size, progress=not args.no_progress,
-                         strict=args.strict, restart=args.restart)
+        apply_precision(
+            judge, args.precision, read_records(args.input)[:CHECK_ROWS] if args.precision == "auto" else []
+        )
+    summary = score_file(
+        judge,
+        args.input,
+        args.output,
+        args.batch_size,
+        progress=not args.no_progress,
+        strict=args.strict,
+        restart=args.restart,
+    )
     described = judge.describe()
     if "routing" in described:  # a routing judge: how many rows each stage decided
         print(format_routing(described["routing"]), file=sys.stderr)
     resumed = f", {summary.resumed} from the partial file of an earlier run" if summary.resumed else ""
     print(f"wrote {summary.output} ({summary.rows} rows{resumed}; {summary.failed} failed)")
     if summary.failed:
-        print(f"bertjudge judge: {summary.failed} of {summary.rows} rows could not be scored (score null, with an "
-              f"'error'); first: {summary.first_failure}", file=sys.stderr)
+        print(
+            f"bertjudge judge: {summary.failed} of {summary.rows} rows could not be scored (score null, with an "
+            f"'error'); first: {summary.first_failure}",
+            file=sys.stderr,
+        )
         return 1
     return 0

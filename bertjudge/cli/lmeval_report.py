@@ -11,14 +11,22 @@ from bertjudge.pipeline import lmeval_report
 
 def parser() -> argparse.ArgumentParser:
     doc = lmeval_report.__doc__
-    p = argparse.ArgumentParser(prog="python -m bertjudge lmeval-report", description=doc.split("\n\n")[0],
-                                epilog=doc.split("\n\n", 1)[1] + "\nexample: python -m bertjudge lmeval-report "
-                                "--input runs/lmeval --judge regex --output runs/lmeval-report",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--input", nargs="+", required=True,
-                   help="lm-eval output folders (searched recursively for samples_*.jsonl) or samples files")
-    p.add_argument("--judge", required=True, help=f"'regex', 'contains', the folder of an exported judge, a zoo "
-                                                  f"name, {SPEC_HELP}")
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge lmeval-report",
+        description=doc.split("\n\n")[0],
+        epilog=doc.split("\n\n", 1)[1] + "\nexample: python -m bertjudge lmeval-report "
+        "--input runs/lmeval --judge regex --output runs/lmeval-report",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--input",
+        nargs="+",
+        required=True,
+        help="lm-eval output folders (searched recursively for samples_*.jsonl) or samples files",
+    )
+    p.add_argument(
+        "--judge", required=True, help=f"'regex', 'contains', the folder of an exported judge, a zoo name, {SPEC_HELP}"
+    )
     p.add_argument("--output", required=True, help="folder for report.json, report.md and disagreements.jsonl")
     p.add_argument("--model", help="the model's name (default: from lm-eval's results file, else its folder)")
     p.add_argument("--filter", help="whose lm-eval filter's metric to compare with (default: the first listed)")
@@ -36,14 +44,29 @@ def _num(x) -> str:
 def run(args: argparse.Namespace) -> int:
     out = check_output(args.output, folder=True)
     report, disagreements = lmeval_report.lmeval_report(  # the files are read before the judge is loaded
-        args.input, args.judge, model=args.model, filter_name=args.filter, metric=args.metric, category=args.category,
-        batch_size=args.batch_size, progress=not args.no_progress)
+        args.input,
+        args.judge,
+        model=args.model,
+        filter_name=args.filter,
+        metric=args.metric,
+        category=args.category,
+        batch_size=args.batch_size,
+        progress=not args.no_progress,
+    )
     paths = lmeval_report.write_report(report, disagreements, out)
     for g in report["groups"]:
-        versus = "" if g["lmeval"] is None else (f"; lm-eval {g['lmeval_metric']} {g['lmeval']:.3f}, agreement "
-                                                 f"{g['agreement']:.3f}, {g['disagreements']} disagreements")
-        print(f"{g['task']} · {g['model']}: n={g['n']}, {report['judge']['name']} accuracy {g['accuracy']:.3f} "
-              f"[{_num(g['interval'][0])}, {_num(g['interval'][1])}]{versus}")
+        versus = (
+            ""
+            if g["lmeval"] is None
+            else (
+                f"; lm-eval {g['lmeval_metric']} {g['lmeval']:.3f}, agreement "
+                f"{g['agreement']:.3f}, {g['disagreements']} disagreements"
+            )
+        )
+        print(
+            f"{g['task']} · {g['model']}: n={g['n']}, {report['judge']['name']} accuracy {g['accuracy']:.3f} "
+            f"[{_num(g['interval'][0])}, {_num(g['interval'][1])}]{versus}"
+        )
     for s in report["skipped"]:
         print(f"{s['task']} · {s['model']}: skipped {s['skipped']} documents without generated text (log-likelihood)")
     print(f"wrote {paths['json']}, {paths['md']}, {paths['disagreements']}")

@@ -46,7 +46,10 @@ COMMANDS = {
     "label": ("label", "label candidates with a teacher (LLM judge, rules or humans)"),
     "build": ("build", "build a balanced training mixture with in- and out-of-domain splits"),
     "import-lmeval": ("import_lmeval", "read lm-evaluation-harness samples files as records"),
-    "lmeval-report": ("lmeval_report", "judge lm-eval --log_samples output: per-task, per-model accuracy beside lm-eval's metric"),
+    "lmeval-report": (
+        "lmeval_report",
+        "judge lm-eval --log_samples output: per-task, per-model accuracy beside lm-eval's metric",
+    ),
     "import-evouna": ("import_evouna", "EVOUNA's human-judged open-QA answers (NQ/TQ) as records"),
     "champ": ("champ", "real GPT/PaLM math solutions (champ-dataset) as rule-labelled records"),
     "serve": ("serve", "serve a judge over HTTP (LitServe): /score, /health, /metrics"),
@@ -65,8 +68,10 @@ Other commands (`python -m bertjudge <command> --help`):
 
 
 def usage() -> str:
-    return USAGE.format(training="\n".join(f"  {name:<14} {help_}" for name, help_ in TRAINING.items()),
-                        other="\n".join(f"  {name:<14} {help_}" for name, (_, help_) in COMMANDS.items()))
+    return USAGE.format(
+        training="\n".join(f"  {name:<14} {help_}" for name, help_ in TRAINING.items()),
+        other="\n".join(f"  {name:<14} {help_}" for name, (_, help_) in COMMANDS.items()),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -108,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 def _one_line_errors(parser: argparse.ArgumentParser, command: str) -> argparse.ArgumentParser:
     """Make a wrong call (a missing or unknown flag, a bad value) one line, exit 2, instead of argparse's usage
     text: the parser and its subcommands' parsers raise CommandError."""
+
     def error(message: str):
         raise CommandError(f"{message}; `python -m bertjudge {command} --help` lists the options", usage=True)
 

@@ -14,11 +14,14 @@ CHECK_ROWS = 256
 
 def add_precision_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--precision", choices=(*PRECISIONS, "auto"), default="fp32",
+        "--precision",
+        choices=(*PRECISIONS, "auto"),
+        default="fp32",
         help="how trained judges run: fp32 (default), bf16 (autocast; fast on CPUs with AMX/AVX512-bf16 and on "
-             "GPUs), int8 (dynamic quantization, CPU) or auto: the fastest mode whose verdicts agree with fp32 "
-             f"on the first {CHECK_ROWS} rows (at least {AGREEMENT * 100:.1f}%%) and whose scores stay within its tolerance "
-             f"({', '.join(f'{k} {v:g}' for k, v in SCORE_TOLERANCE.items() if k != 'fp32')}); it says which")
+        "GPUs), int8 (dynamic quantization, CPU) or auto: the fastest mode whose verdicts agree with fp32 "
+        f"on the first {CHECK_ROWS} rows (at least {AGREEMENT * 100:.1f}%%) and whose scores stay within its tolerance "
+        f"({', '.join(f'{k} {v:g}' for k, v in SCORE_TOLERANCE.items() if k != 'fp32')}); it says which",
+    )
 
 
 def apply_precision(judge: BaseJudge, precision: str, records: list[dict]) -> None:
@@ -28,8 +31,11 @@ def apply_precision(judge: BaseJudge, precision: str, records: list[dict]) -> No
         return
     for name, checks in chosen.items():
         for check in checks:
-            print(f"precision check of {name} on {min(len(records), CHECK_ROWS)} rows: {check.precision:<5} "
-                  f"{check.seconds:6.2f} s, verdicts agree {check.agreement:.2%}, max |dP| {check.max_score_diff:.4f}"
-                  f" -> {'ok' if check.ok else 'refused'}", file=sys.stderr)
+            print(
+                f"precision check of {name} on {min(len(records), CHECK_ROWS)} rows: {check.precision:<5} "
+                f"{check.seconds:6.2f} s, verdicts agree {check.agreement:.2%}, max |dP| {check.max_score_diff:.4f}"
+                f" -> {'ok' if check.ok else 'refused'}",
+                file=sys.stderr,
+            )
     parts = [part for part in judge.parts() if part.name in chosen]
     print(f"precision: {', '.join(f'{p.name} {p.precision}' for p in parts)}", file=sys.stderr)

@@ -14,16 +14,22 @@ from bertjudge.train.calibrate import calibrate
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m bertjudge soup", description=soups.__doc__.split("\n\n")[2],
+        prog="python -m bertjudge soup",
+        description=soups.__doc__.split("\n\n")[2],
         epilog="example: python -m bertjudge soup runs/a/judge runs/b/judge --output runs/soup/judge "
-               "--calibrate data/real/champ-rule-v2.jsonl.gz?split=val")
+        "--calibrate data/real/champ-rule-v2.jsonl.gz?split=val",
+    )
     p.add_argument("judges", nargs="+", help="exported judge folders (or zoo names), two or more")
     p.add_argument("--output", required=True, help="the folder to write the soup judge to")
-    p.add_argument("--calibrate", nargs="*", default=[], metavar="SOURCE",
-                   help="labelled sources (bertjudge.data.sources specs) to fit the soup's temperature on; "
-                        "use the recipe's val sources")
-    p.add_argument("--name", default=None,
-                   help="the soup's name in judge.json (default: the --output folder's parent)")
+    p.add_argument(
+        "--calibrate",
+        nargs="*",
+        default=[],
+        metavar="SOURCE",
+        help="labelled sources (bertjudge.data.sources specs) to fit the soup's temperature on; "
+        "use the recipe's val sources",
+    )
+    p.add_argument("--name", default=None, help="the soup's name in judge.json (default: the --output folder's parent)")
     return p
 
 
@@ -32,8 +38,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("a soup needs at least two judges", usage=True)
     check_output(args.output, folder=True)
     if Path(args.output).resolve() in {Path(spec).resolve() for spec in args.judges}:
-        raise CommandError(f"--output {args.output} is one of the judges averaged; write to another folder",
-                           usage=True)
+        raise CommandError(f"--output {args.output} is one of the judges averaged; write to another folder", usage=True)
     for spec in args.judges:  # every ingredient checked before any is loaded
         if Path(spec).exists() and not (Path(spec) / "judge.json").is_file():
             raise CommandError(f"{spec}: not an exported judge folder (no judge.json)", usage=True)
@@ -48,13 +53,17 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     soup.provenance["name"] = args.name or (out.parent.name if out.name == "judge" else out.name)
     calibration = calibrate(soup, records) if records else {}
-    soup.provenance["calibration"] = calibration or {"temperature": soup.temperature,
-                                                     "fitted": "no: the mean of the ingredients' temperatures"}
+    soup.provenance["calibration"] = calibration or {
+        "temperature": soup.temperature,
+        "fitted": "no: the mean of the ingredients' temperatures",
+    }
     soup.export(out)
     print(f"averaged {len(judges)} judges into {out}")
     if calibration:
-        print(f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} rows: "
-              f"ECE {calibration['ece_before']:.4f} -> {calibration['ece_after']:.4f}")
+        print(
+            f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} rows: "
+            f"ECE {calibration['ece_before']:.4f} -> {calibration['ece_after']:.4f}"
+        )
     else:
         print(f"temperature {soup.temperature:.3f}: the ingredients' mean (give --calibrate to fit it)")
     return 0

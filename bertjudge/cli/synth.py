@@ -12,8 +12,11 @@ from bertjudge.data import corpus, synth
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m bertjudge synth", description=synth.__doc__.split("\n\n")[0],
-        epilog=synth.__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+        prog="python -m bertjudge synth",
+        description=synth.__doc__.split("\n\n")[0],
+        epilog=synth.__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--input", required=True, type=Path, help="JSONL of question/reference(s)[/category/task] rows")
     p.add_argument("--output", required=True, type=Path, help="output folder for train.jsonl and val.jsonl")
     p.add_argument("--per-question", type=int, default=4, help="candidates per question, half correct (default 4)")
@@ -41,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         if part:
             records.write_records(args.output / f"{name}.jsonl", part)
     print(corpus.summary(splits))
-    print(f"wrote {', '.join(f'{n}.jsonl ({len(p)})' for n, p in splits.items() if p)} to {args.output} "
-          f"from {len(rows)} questions")
+    print(
+        f"wrote {', '.join(f'{n}.jsonl ({len(p)})' for n, p in splits.items() if p)} to {args.output} "
+        f"from {len(rows)} questions"
+    )
     return 0

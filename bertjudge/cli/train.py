@@ -37,13 +37,24 @@ class JudgeCLI(LightningCLI):
             self.datamodule.read_ahead.update(getattr(self, "data_read_ahead", {}))  # read once, in the check
 
     def add_arguments_to_parser(self, parser) -> None:
-        parser.add_argument("--export_dir", type=str | None, default=None,
-                            help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)")
-        parser.add_argument("--test_after_fit", type=bool, default=True,
-                            help="after fit, report the best checkpoint's metrics on data.test (and data.adversarial, "
-                                 "data.real_test)")
-        parser.add_argument("--calibrate", type=bool, default=True,
-                            help="after fit, fit the judge's temperature on data.val (saved in judge.json)")
+        parser.add_argument(
+            "--export_dir",
+            type=str | None,
+            default=None,
+            help="where fit exports the best checkpoint as a judge folder (default: <root dir>/judge)",
+        )
+        parser.add_argument(
+            "--test_after_fit",
+            type=bool,
+            default=True,
+            help="after fit, report the best checkpoint's metrics on data.test (and data.adversarial, data.real_test)",
+        )
+        parser.add_argument(
+            "--calibrate",
+            type=bool,
+            default=True,
+            help="after fit, fit the judge's temperature on data.val (saved in judge.json)",
+        )
 
     def after_fit(self) -> None:
         """Best checkpoint -> temperature on val -> test metrics -> export (rank 0)."""
@@ -62,8 +73,11 @@ class JudgeCLI(LightningCLI):
         if not trainer.is_global_zero:
             return
         model.provenance.update(
-            name=Path(trainer.default_root_dir).name, train_data=data.sources["train"],
-            mixture=data.mixture, best_checkpoint=best, recipe=_recipe(model, data, trainer),
+            name=Path(trainer.default_root_dir).name,
+            train_data=data.sources["train"],
+            mixture=data.mixture,
+            best_checkpoint=best,
+            recipe=_recipe(model, data, trainer),
             calibration=calibration,
         )
         overall = {k: v for k, v in metrics.items() if k.count("/") == 1}  # test/acc, adversarial/acc: not per group
@@ -71,8 +85,10 @@ class JudgeCLI(LightningCLI):
         model.export(folder, metrics=overall)
         print(f"exported the judge to {folder}")
         if calibration:
-            print(f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} val rows: "
-                  f"ECE {calibration['ece_before']:.4f} -> {calibration['ece_after']:.4f}")
+            print(
+                f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} val rows: "
+                f"ECE {calibration['ece_before']:.4f} -> {calibration['ece_after']:.4f}"
+            )
         if metrics:
             print(metrics_table(metrics))
 
@@ -105,9 +121,14 @@ def _load_state_dict(path: str) -> dict:
 
 def _recipe(model: JudgeModule, data: JudgeDataModule, trainer) -> dict:
     return {
-        "lr": model.lr, "warmup_ratio": model.warmup_ratio, "weight_decay": model.weight_decay,
-        "batch_size": data.batch_size, "accumulate_grad_batches": trainer.accumulate_grad_batches,
-        "devices": trainer.world_size, "precision": str(trainer.precision), "steps": trainer.global_step,
+        "lr": model.lr,
+        "warmup_ratio": model.warmup_ratio,
+        "weight_decay": model.weight_decay,
+        "batch_size": data.batch_size,
+        "accumulate_grad_batches": trainer.accumulate_grad_batches,
+        "devices": trainer.world_size,
+        "precision": str(trainer.precision),
+        "steps": trainer.global_step,
     }
 
 
@@ -136,8 +157,13 @@ def _check_data(config, subcommand: str) -> dict[str, list[dict]]:
 CONFIG_FLAGS = ("--config", "-c")
 
 
-_NOISE = ("Does not validate against any of the Union subtypes", "Subtypes:", "Errors:", "Given value",
-          "Expected a <class 'NoneType'>")
+_NOISE = (
+    "Does not validate against any of the Union subtypes",
+    "Subtypes:",
+    "Errors:",
+    "Given value",
+    "Expected a <class 'NoneType'>",
+)
 _KEY = re.compile(r'Parser key "([^"]+)":?$')
 
 
@@ -174,9 +200,12 @@ def run_lightning_cli(args: list[str]) -> JudgeCLI:
     strict = {"exit_on_error": False}  # parse errors raise: one line here instead of argparse's usage text
     try:
         return JudgeCLI(
-            JudgeModule, JudgeDataModule, subclass_mode_model=True,
+            JudgeModule,
+            JudgeDataModule,
+            subclass_mode_model=True,
             args=None if args == sys.argv[1:] else args,  # None: LightningCLI reads the real command line
-            save_config_kwargs={"overwrite": True}, auto_configure_optimizers=False,
+            save_config_kwargs={"overwrite": True},
+            auto_configure_optimizers=False,
             parser_kwargs={**strict, **{name: dict(strict) for name in ("fit", "validate", "test", "predict")}},
         )
     except ArgumentError as err:

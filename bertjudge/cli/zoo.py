@@ -17,9 +17,12 @@ from bertjudge.zoo import registry as zoo
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m bertjudge zoo", description=zoo.__doc__.split("\n\n")[0],
-                                epilog="\n\n".join(zoo.__doc__.split("\n\n")[1:]),
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge zoo",
+        description=zoo.__doc__.split("\n\n")[0],
+        epilog="\n\n".join(zoo.__doc__.split("\n\n")[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--registry", help=f"registry file (default {zoo.DEFAULT_REGISTRY}, or $BERTJUDGE_REGISTRY)")
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list the entries")
@@ -30,15 +33,21 @@ def parser() -> argparse.ArgumentParser:
     pull_p.add_argument("--from", dest="local_copy", help="use this local copy of the entry's files (offline)")
     pull_p.add_argument("--force", action="store_true", help="download again even when cached")
     pull_p.add_argument("--trust-remote-code", action="store_true", help="also download the checkpoint's code")
-    pull_p.add_argument("--token", default=os.environ.get("HF_TOKEN"),
-                        help="Hugging Face token for private repositories (default: $HF_TOKEN)")
+    pull_p.add_argument(
+        "--token",
+        default=os.environ.get("HF_TOKEN"),
+        help="Hugging Face token for private repositories (default: $HF_TOKEN)",
+    )
     pub = sub.add_parser("publish", help="measure an exported judge, copy it to the zoo and register it")
     pub.add_argument("path", help="the exported judge folder (with judge.json)")
     pub.add_argument("--name", required=True, help="the entry name, arch.tag (e.g. minilm-l6.embedded-v1)")
     pub.add_argument("--license", required=True, help="the judge's license, e.g. Apache-2.0")
     pub.add_argument("--to", required=True, help="a folder, or hf://org/name (needs --token or HF_TOKEN)")
-    pub.add_argument("--token", default=os.environ.get("HF_TOKEN"),
-                     help="Hugging Face token for uploading to hf:// (default: $HF_TOKEN)")
+    pub.add_argument(
+        "--token",
+        default=os.environ.get("HF_TOKEN"),
+        help="Hugging Face token for uploading to hf:// (default: $HF_TOKEN)",
+    )
     pub.add_argument("--architecture", help="architecture key for the cost model (default: from the backbone)")
     pub.add_argument("--n", type=int, default=2000, help="embedded test records scored for accuracy")
     pub.add_argument("--results", help="results folder (default benchmarks/results)")
@@ -47,8 +56,9 @@ def parser() -> argparse.ArgumentParser:
     ver.add_argument("name", help="the entry name, arch.tag")
     readme = sub.add_parser("readme", help="regenerate zoo/README.md from the registry and the results")
     readme.add_argument("--results", help="results folder (default benchmarks/results)")
-    readme.add_argument("--output", default=str(zoo.DEFAULT_README),
-                        help=f"the README to write (default {zoo.DEFAULT_README})")
+    readme.add_argument(
+        "--output", default=str(zoo.DEFAULT_README), help=f"the README to write (default {zoo.DEFAULT_README})"
+    )
     return p
 
 
@@ -68,16 +78,22 @@ def _check(args: argparse.Namespace) -> None:
     except zoo.ZooError as err:
         raise CommandError(str(err), usage=True) from err
     if args.command in ("show", "pull", "verify") and args.name not in entries:
-        raise CommandError(f"{args.name!r} is not in {zoo.registry_path(args.registry)}; "
-                           "`python -m bertjudge zoo list` shows the names", usage=True)
+        raise CommandError(
+            f"{args.name!r} is not in {zoo.registry_path(args.registry)}; "
+            "`python -m bertjudge zoo list` shows the names",
+            usage=True,
+        )
     if args.command == "pull" and args.local_copy is not None and not Path(args.local_copy).is_dir():
         what = "not a folder" if Path(args.local_copy).exists() else "no such folder"
         raise CommandError(f"--from {args.local_copy}: {what}", usage=True)
     if args.command == "verify":
         folder = zoo.cache_dir(args.name, zoo.get_entry(args.name, args.registry))
         if not zoo.manifest_path(folder).is_file():
-            raise CommandError(f"{args.name} is not pulled (no {zoo.manifest_path(folder)}); run "
-                               f"`python -m bertjudge zoo pull {args.name}` first", usage=True)
+            raise CommandError(
+                f"{args.name} is not pulled (no {zoo.manifest_path(folder)}); run "
+                f"`python -m bertjudge zoo pull {args.name}` first",
+                usage=True,
+            )
     if args.command == "readme":
         check_output(args.output)
     if args.command == "publish":
@@ -86,18 +102,25 @@ def _check(args: argparse.Namespace) -> None:
         if args.n < 1:
             raise CommandError("--n must be at least 1", usage=True)
         if not zoo.NAME_RE.match(args.name):
-            raise CommandError(f"--name {args.name!r}: names are `arch.tag` (lower-case letters, digits, '-' or '_', "
-                               "with at least one dot)", usage=True)
+            raise CommandError(
+                f"--name {args.name!r}: names are `arch.tag` (lower-case letters, digits, '-' or '_', "
+                "with at least one dot)",
+                usage=True,
+            )
         if "://" not in args.to:
             check_output(args.to, folder=True, flag="--to")
             if (Path(args.to) / args.name).exists():
-                raise CommandError(f"--to {args.to}: {Path(args.to) / args.name} exists; refusing to overwrite a "
-                                   "published judge", usage=True)
+                raise CommandError(
+                    f"--to {args.to}: {Path(args.to) / args.name} exists; refusing to overwrite a published judge",
+                    usage=True,
+                )
         if args.results:
             check_output(args.results, folder=True, flag="--results")
         if args.name in entries:
-            raise CommandError(f"{zoo.registry_path(args.registry)}: {args.name!r} is already registered; "
-                               "choose another tag", usage=True)
+            raise CommandError(
+                f"{zoo.registry_path(args.registry)}: {args.name!r} is already registered; choose another tag",
+                usage=True,
+            )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -117,8 +140,18 @@ def _run(args: argparse.Namespace) -> int:
         folder = zoo.pull(args.name, args.registry, args.local_copy, args.force, args.trust_remote_code, args.token)
         print(folder)
     elif args.command == "publish":
-        entry = publish(args.path, args.name, args.license, args.to, args.registry, args.token, n=args.n,
-                        architecture=args.architecture, results_dir=args.results, timing=not args.no_timing)
+        entry = publish(
+            args.path,
+            args.name,
+            args.license,
+            args.to,
+            args.registry,
+            args.token,
+            n=args.n,
+            architecture=args.architecture,
+            results_dir=args.results,
+            timing=not args.no_timing,
+        )
         print(f"registered {args.name} in {zoo.registry_path(args.registry)}: {entry['source']}")
     elif args.command == "verify":
         problems = zoo.verify(args.name, args.registry)

@@ -60,8 +60,9 @@ def cross_fitted(logits, labels, groups, fit_bias: bool = False, folds: int = 5,
     return out
 
 
-def few_label_calibration(logits, labels, groups, sizes=(50, 100, 200), repeats: int = 20, fit_bias: bool = True,
-                          seed: int = 0) -> dict[int, dict[str, float]]:
+def few_label_calibration(
+    logits, labels, groups, sizes=(50, 100, 200), repeats: int = 20, fit_bias: bool = True, seed: int = 0
+) -> dict[int, dict[str, float]]:
     """What calibrating on ``n`` labelled rows of a new kind of output gives on the rest of it: for each
     size, ``repeats`` draws of whole groups (questions) until ``n`` rows, a temperature and bias fitted
     on them, accuracy and ECE on the other rows; the mean and spread over the draws."""
@@ -85,8 +86,10 @@ def few_label_calibration(logits, labels, groups, sizes=(50, 100, 200), repeats:
             acc.append(float(((probs >= 0.5) == y[~fit]).mean()))
             ece.append(expected_calibration_error(probs, y[~fit]))
         if acc:
-            out[n] = {"acc": float(np.mean(acc)), "acc_sd": float(np.std(acc)), "ece": float(np.mean(ece)),
-                      "draws": len(acc)}
+            out[n] = {
+                "acc": float(np.mean(acc)),
+                "acc_sd": float(np.std(acc)),
+                "ece": float(np.mean(ece)),
+                "draws": len(acc),
+            }
     return out
-
-

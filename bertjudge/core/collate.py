@@ -30,8 +30,13 @@ class Collator:
     which a max over references would mostly pick, at one sequence per row).
     """
 
-    def __init__(self, encoder, task_names: list[str] | None = None, attack_names: list[str] | None = None,
-                 references: int | None = None):
+    def __init__(
+        self,
+        encoder,
+        task_names: list[str] | None = None,
+        attack_names: list[str] | None = None,
+        references: int | None = None,
+    ):
         self.encoder, self.references = encoder, references
         self.task_index = {name: i for i, name in enumerate(task_names or [])}
         self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
@@ -42,7 +47,8 @@ class Collator:
         input_ids, attention_mask = pad_batch(self.encoder.encode_many(sequences), self.encoder.pad_id)
         labels = [-1 if r["label"] is None else r["label"] for r in records]
         extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
-        return {**extra,
+        return {
+            **extra,
             "input_ids": input_ids,
             "attention_mask": attention_mask,
             "labels": torch.tensor(labels, dtype=torch.float),

@@ -56,23 +56,30 @@ _VALUE_STOP = re.compile(
     re.IGNORECASE,
 )
 # a value that starts a list or a hedge: "are $0$ and $k$", "is 11, or possibly 51", "are 0, 7, 14"
-_LIST = re.compile(r"(?:\s*\([^()]*\))?(?:\s*,?\s+or\b|\s*,\s*(?:and\s+|or\s+)?(?:[-+−]?\$?\d|\$|\\\()"
-                   r"|\s*,?\s+and\s+(?:[-+−]?\$?\d|\$|\\\(|\())", re.IGNORECASE)
+_LIST = re.compile(
+    r"(?:\s*\([^()]*\))?(?:\s*,?\s+or\b|\s*,\s*(?:and\s+|or\s+)?(?:[-+−]?\$?\d|\$|\\\()"
+    r"|\s*,?\s+and\s+(?:[-+−]?\$?\d|\$|\\\(|\())",
+    re.IGNORECASE,
+)
 _PREPOSITION = re.compile(r"\b(?:of|by|mod|modulo|than|from|to|under|over|between|within|with)\s*$", re.IGNORECASE)
 _HEDGE = re.compile(r"\b(?:could|might|may|possibly|perhaps|either)\s*$", re.IGNORECASE)
 _MATH_OPEN = (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]"))
 _LATEX_WORD = re.compile(r"\\(?:[dt]?frac|sqrt|cdot|times|left|right|infty|pi|dfrac|tfrac|,|!|;| )")
 _LATEX_FRAC = re.compile(r"\\[dt]?frac\s*\{\s*([-+]?\d+(?:\.\d+)?)\s*\}\s*\{\s*(\d+(?:\.\d+)?)\s*\}")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\\$*])|\n+")
-_ASIDE = re.compile(r"^[\s*_#>(]*(?:note|n\.b\.|please|i hope|hope this|let me know|feel free|remember)\b",
-                    re.IGNORECASE)
+_ASIDE = re.compile(
+    r"^[\s*_#>(]*(?:note|n\.b\.|please|i hope|hope this|let me know|feel free|remember)\b", re.IGNORECASE
+)
 _PROSE = re.compile(r"\b[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}\b){2,}")
 _CLAUSE_END = re.compile(r"[.,;!?]\s")
 _EMPHASIS = "*_`"
 _EDGE_PUNCT = " \t\n.,;:!?\"'“”‘’"
 # answer options listed in a question: one per line ('A.', '(B)', '- **C**:', '(1)', '2)') or inline '(A) x (B) y'
-_LISTED_OPTION = re.compile(r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J]|\d{1,2})\)|([A-J]|\d{1,2})(?:\*\*)?[.):])"
-                          r"(?:\*\*)?:?[ \t]+(\S.*?)[ \t]*$", re.MULTILINE)
+_LISTED_OPTION = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:\(([A-J]|\d{1,2})\)|([A-J]|\d{1,2})(?:\*\*)?[.):])"
+    r"(?:\*\*)?:?[ \t]+(\S.*?)[ \t]*$",
+    re.MULTILINE,
+)
 _INLINE_OPTION = re.compile(r"\(([A-J])\)\s*(.+?)(?=\s*\([A-J]\)|\n|$)")
 
 
@@ -99,7 +106,7 @@ def _strip_math(s: str) -> str:
     """Remove one layer of ``$…$``, ``$$…$$``, ``\\(…\\)`` or ``\\[…\\]`` around the whole string."""
     for left, right in (("$$", "$$"), ("$", "$"), ("\\(", "\\)"), ("\\[", "\\]")):
         if len(s) > len(left) + len(right) and s.startswith(left) and s.endswith(right):
-            return s[len(left):-len(right)].strip()
+            return s[len(left) : -len(right)].strip()
     return s
 
 
@@ -123,14 +130,13 @@ def _math_value(text: str, pos: int) -> tuple[str | None, int]:
     for left, right in _MATH_OPEN:
         if text.startswith(left, pos):
             end = text.find(right, pos + len(left))
-            if end < 0 or end - pos > 400 or right == "$" and text[end + 1:end + 2].isdigit():
+            if end < 0 or end - pos > 400 or right == "$" and text[end + 1 : end + 2].isdigit():
                 return None, pos  # not closed, too long, or two prices ("$50 − $32.00")
-            inner = re.split(r"=|\\equiv\b|≡", text[pos + len(left):end])[-1]
+            inner = re.split(r"=|\\equiv\b|≡", text[pos + len(left) : end])[-1]
             inner = re.sub(r"\\pmod\s*\{[^{}]*\}|\\(?:bmod|mod)\b.*$|\(\s*mod\b[^)]*\)", "", inner)
             inner = (boxed(inner) or inner).strip().rstrip(".,;").strip()
             bare = _LATEX_WORD.sub("", inner)
-            if (inner and len(inner) <= 80 and not re.search(r"[A-Za-z]", bare)
-                    and re.search(r"\d|\\infty|\\pi", inner)):
+            if inner and len(inner) <= 80 and not re.search(r"[A-Za-z]", bare) and re.search(r"\d|\\infty|\\pi", inner):
                 return inner, end + len(right)
             return None, pos
     return None, pos
@@ -161,7 +167,7 @@ def _standalone_numbers(sentence: str) -> list[str]:
     sentence = _LATEX_FRAC.sub(r"\1/\2", sentence)
     found = []
     for match in _NUMBER.finditer(sentence):
-        before = sentence[:match.start()].rstrip()
+        before = sentence[: match.start()].rstrip()
         if before[-1:] and before[-1:] in "*/^×·_=<>≤≥+-−{" or _PREPOSITION.search(before):
             continue
         if _VALUE_STOP.match(sentence, match.end()):
@@ -227,9 +233,9 @@ def concluding_statement(text: str, max_sentences: int = 3) -> str | None:
     masked = _MATH_SPAN.sub(lambda m: " " * len(m.group()), sentence)  # copulas outside math only
     copula = _WORD_COPULA.search(masked)
     if copula:
-        statement = sentence[copula.end():]
+        statement = sentence[copula.end() :]
     elif "=" in sentence:
-        statement = sentence[sentence.rindex("=") + 1:]
+        statement = sentence[sentence.rindex("=") + 1 :]
     elif _PROSE.search(masked):
         return None
     else:
@@ -254,9 +260,9 @@ def _refine(answer: str) -> str:
 def _after(text: str, pos: int, end_pattern: re.Pattern) -> str:
     """The answer following a marker ending at ``pos``: the rest of that line (or the next
     non-empty line), up to the first ``end_pattern`` match outside math."""
-    line = next((line for line in text[pos:pos + 2000].split("\n") if line.strip()), "")
+    line = next((line for line in text[pos : pos + 2000].split("\n") if line.strip()), "")
     end = end_pattern.search(line, max(line.rfind("$"), line.rfind("}")) + 1)  # not inside math
-    return _clean(line[:end.start()] if end else line)
+    return _clean(line[: end.start()] if end else line)
 
 
 def _last_answer_after(pattern: re.Pattern, text: str, end_pattern: re.Pattern) -> str | None:
@@ -374,8 +380,10 @@ def parse_options(question: str) -> tuple[list[str], list[str]]:
 
 
 # ----------------------------------------------------------------------------- numbers
-ONES = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen").split()
+ONES = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen"
+).split()
 TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
 _PLAIN_NUMBER = re.compile(r"([-+]?)\$?([1-9]\d{0,2}(?:,\d{3})+|[1-9]\d*|0)(\.\d+)?|([-+]?)\.(\d+)")
 _FRACTION = re.compile(r"([-+]?)(?:(\d+)\s+)?(\d+)\s*/\s*(\d+)")
@@ -386,7 +394,7 @@ MAX_NUMBER_DIGITS = 1000
 
 def terminating(x: Fraction, places: int = 4) -> bool:
     """Whether x has a decimal expansion of at most ``places`` digits."""
-    return (x * 10 ** places).denominator == 1
+    return (x * 10**places).denominator == 1
 
 
 def decimal(x: Fraction) -> str:
@@ -424,8 +432,9 @@ def _words_value(text: str) -> int | None:
             continue
         elif word in TENS[2:] and current % 100 == 0:
             current, seen = current + 10 * TENS.index(word), True
-        elif word in ONES and (current % 100 == 0 or current % 100 >= 20 and current % 10 == 0
-                               and ONES.index(word) < 10):  # "ninety-five", not "twenty twelve"
+        elif word in ONES and (
+            current % 100 == 0 or current % 100 >= 20 and current % 10 == 0 and ONES.index(word) < 10
+        ):  # "ninety-five", not "twenty twelve"
             current, seen = current + ONES.index(word), True
         elif word == "hundred" and 0 < current < 10:
             current *= 100
@@ -498,9 +507,9 @@ def first_sentence(text: str, max_chars: int = 300) -> str:
     a period after an abbreviation or an initial ("Ross Bagdasarian Sr. (1919–1972)") ends none."""
     text = text.strip()
     for match in _QA_BREAK.finditer(text):
-        if match.group(1) and _ABBREVIATION.search(text[:match.start()]):
+        if match.group(1) and _ABBREVIATION.search(text[: match.start()]):
             continue
-        return text[:match.start() + (1 if match.group(1) else 0)][:max_chars]
+        return text[: match.start() + (1 if match.group(1) else 0)][:max_chars]
     return text[:max_chars]
 
 
@@ -513,5 +522,7 @@ def reference_recall(candidate: str, references: list[str]) -> float:
 def reference_recalls(candidate: str, references: list[str]) -> list[float]:
     """``reference_recall`` of each reference apart (the candidate is normalized once)."""
     words = set(qa_normalize(candidate).split())
-    return [max((sum(t in words for t in form.split()) / len(form.split()) for form in alias_forms(ref)), default=0.0)
-            for ref in references]
+    return [
+        max((sum(t in words for t in form.split()) / len(form.split()) for form in alias_forms(ref)), default=0.0)
+        for ref in references
+    ]

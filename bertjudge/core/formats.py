@@ -30,8 +30,10 @@ from bertjudge.core.records import normalize
 PARTS = {"Q": "question", "C": "candidate", "A": "answer", "R": "reference"}  # A: for open_qa rows, a
 # marked answer ("Final answer:", \\boxed{}) or else the candidate's first sentence
 DEFAULT_MARKERS = {
-    "question": "<|question|>", "candidate": "<|candidate|>",
-    "answer": "<|answer|>", "reference": "<|reference|>",
+    "question": "<|question|>",
+    "candidate": "<|candidate|>",
+    "answer": "<|answer|>",
+    "reference": "<|reference|>",
 }
 NO_ANSWER = "none found"
 REFERENCE_JOIN = " | "
@@ -185,8 +187,8 @@ def _special_wrapping(tokenizer) -> tuple[list[int], list[int]]:
     inner = tokenizer("x", add_special_tokens=False)["input_ids"]
     outer = tokenizer("x", add_special_tokens=True)["input_ids"]
     for start in range(len(outer) - len(inner) + 1):
-        if outer[start:start + len(inner)] == inner:
-            return outer[:start], outer[start + len(inner):]
+        if outer[start : start + len(inner)] == inner:
+            return outer[:start], outer[start + len(inner) :]
     return [], []
 
 
@@ -203,8 +205,11 @@ class Encoder:
         if fmt.markers == "separators" and sep is None:
             raise FormatError("the tokenizer has no separator (sep or eos) token: use markers='markers'")
         self.sep = sep
-        self.marker_ids = {p: tokenizer.convert_tokens_to_ids(fmt.marker_tokens[p]) for p in fmt.parts} \
-            if fmt.markers == "markers" else {}
+        self.marker_ids = (
+            {p: tokenizer.convert_tokens_to_ids(fmt.marker_tokens[p]) for p in fmt.parts}
+            if fmt.markers == "markers"
+            else {}
+        )
         pad = tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else (sep if sep is not None else 0)
 
@@ -215,7 +220,8 @@ class Encoder:
             "reference": REFERENCE_JOIN.join(
                 with_option_texts(record["references"], record.get("question"))
                 if self.format.reference_options and record.get("category") in ("multiple_choice", "other")
-                else record["references"]),
+                else record["references"]
+            ),
         }
         if "A" in self.format.order and record.get("category") == "open_qa":
             answer, how = extract_answer(record["candidate"])  # a marked answer, else the opening sentence:
@@ -223,8 +229,11 @@ class Encoder:
             texts["answer"] = texts["answer"] or NO_ANSWER  # not a stray number ("1972") of a paragraph
         elif "A" in self.format.order:
             answer, how = extract_answer(record["candidate"], options_of(record))
-            statement = concluding_statement(record["candidate"]) \
-                if how == "last-number" and self.format.answer_statement else None
+            statement = (
+                concluding_statement(record["candidate"])
+                if how == "last-number" and self.format.answer_statement
+                else None
+            )
             if statement:
                 answer = statement
             elif how == "last-number" and not self.format.answer_last_number:
@@ -242,8 +251,10 @@ class Encoder:
         """Token ids of each record (the tokenizer runs once per part over the whole list)."""
         fmt = self.format
         texts = [self.texts(r) for r in records]
-        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
-                     for p in fmt.parts}
+        tokenized = {
+            p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
+            for p in fmt.parts
+        }
         # one marker or separator per part, plus the tokenizer's own wrapping
         glue = len(fmt.parts) if fmt.markers == "markers" else len(fmt.parts) - 1
         room = fmt.max_length - len(self.prefix) - len(self.suffix)
@@ -280,22 +291,28 @@ class Encoder:
         fmt = self.format
         ids = dict(ids)
         if "question" in ids:
-            ids["question"] = ids["question"][-fmt.question_max_tokens:] if fmt.question_max_tokens else []
+            ids["question"] = ids["question"][-fmt.question_max_tokens :] if fmt.question_max_tokens else []
         if "answer" in ids:
-            ids["answer"] = ids["answer"][:fmt.answer_max_tokens]
+            ids["answer"] = ids["answer"][: fmt.answer_max_tokens]
         # the reference is kept whole unless it alone would leave the candidate under 32 tokens
         others = sum(len(v) for k, v in ids.items() if k not in ("candidate", "reference"))
-        ids["reference"] = ids["reference"][:max(budget - others - 32, 1)]
+        ids["reference"] = ids["reference"][: max(budget - others - 32, 1)]
         room = max(budget - others - len(ids["reference"]), 0)
         cand = ids.get("candidate", [])
         if len(cand) > room:
             head = min(fmt.candidate_head_tokens, room // 4)
-            ids["candidate"] = cand[:head] + cand[len(cand) - (room - head):] if room > head else cand[:room]
+            ids["candidate"] = cand[:head] + cand[len(cand) - (room - head) :] if room > head else cand[:room]
         return ids
 
 
-def judge_inputs(tokenizer, format: JudgeFormat | dict, question: str | None, candidate: str,
-                 references: str | list[str], category: str | None = None) -> list[list[int]]:
+def judge_inputs(
+    tokenizer,
+    format: JudgeFormat | dict,
+    question: str | None,
+    candidate: str,
+    references: str | list[str],
+    category: str | None = None,
+) -> list[list[int]]:
     """The token ids a judge reads for one answer: one sequence per reference it reads (``references:
     each``: up to ``max_references`` of them, ranked as in scoring), or one sequence (``join``).
 
@@ -313,8 +330,9 @@ def judge_inputs(tokenizer, format: JudgeFormat | dict, question: str | None, ca
     whether option letters are expanded (``multiple_choice``).
     """
     fmt = format if isinstance(format, JudgeFormat) else JudgeFormat.from_dict(format)
-    record = normalize({"question": question, "candidate": candidate, "references": references,
-                        "category": category}, "<judge_inputs>")
+    record = normalize(
+        {"question": question, "candidate": candidate, "references": references, "category": category}, "<judge_inputs>"
+    )
     sequences, _ = expand_references([record], fmt)
     return Encoder(tokenizer, fmt).encode_many(sequences)
 

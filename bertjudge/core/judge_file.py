@@ -58,8 +58,9 @@ def read_model_config(folder: str | os.PathLike) -> tuple[dict, JudgeFormat]:
     config = read_judge_config(folder, required=MODEL_KEYS)
     path = Path(folder) / JUDGE_FILE
     if not isinstance(config["format"], dict):
-        raise JudgeFileError(f"{path}: 'format' must be an object of format fields, got "
-                             f"{type(config['format']).__name__}")
+        raise JudgeFileError(
+            f"{path}: 'format' must be an object of format fields, got {type(config['format']).__name__}"
+        )
     try:
         fmt = JudgeFormat.from_dict(config["format"])
     except (FormatError, TypeError, ValueError) as err:

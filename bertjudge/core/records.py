@@ -27,8 +27,17 @@ from bertjudge.core.errors import BertJudgeError
 
 CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "open_qa", "other")
 SCHEMA_FIELDS = (
-    "id", "task", "category", "question", "candidate", "references", "label",
-    "label_source", "candidate_model", "split", "meta",
+    "id",
+    "task",
+    "category",
+    "question",
+    "candidate",
+    "references",
+    "label",
+    "label_source",
+    "candidate_model",
+    "split",
+    "meta",
 )
 SCORE_FIELDS = ("score", "verdict", "judge", "input_hash")
 RECORD_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet")  # JSON lines (gzip-compressed or not) and Parquet
@@ -52,8 +61,7 @@ def _hash(*parts: Any) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate hashes too
 
 
-def make_id(task: str, question: str | None, candidate_model: str | None,
-            variant: str | None, candidate: str) -> str:
+def make_id(task: str, question: str | None, candidate_model: str | None, variant: str | None, candidate: str) -> str:
     """A stable id from task, item (question), candidate model, prompt variant and the candidate text."""
     return f"{task}-{_hash(task, question, candidate_model, variant, candidate)[:16]}"
 
@@ -130,8 +138,9 @@ def normalize(obj: Any, where: str = "<record>") -> dict:
         raise bad(f"'meta' must be an object, got {type(meta).__name__}")
 
     if rec.get("id") is None:
-        rec["id"] = make_id(rec["task"], rec["question"], rec["candidate_model"],
-                            rec["meta"].get("variant"), rec["candidate"])
+        rec["id"] = make_id(
+            rec["task"], rec["question"], rec["candidate_model"], rec["meta"].get("variant"), rec["candidate"]
+        )
     elif not isinstance(rec["id"], str):
         raise bad(f"'id' must be a string, got {type(rec['id']).__name__}")
     return rec
@@ -165,8 +174,9 @@ def _iter_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
             except UnicodeEncodeError:
                 raise RecordError(f"{where}: not valid Unicode (an unpaired surrogate escape, e.g. \\ud800)") from None
             except (ValueError, RecursionError) as err:  # a number past Python's digit limit, nesting too deep
-                raise RecordError(f"{where}: JSON this reader refuses ({type(err).__name__}: "
-                                  f"{str(err)[:80]})") from None
+                raise RecordError(
+                    f"{where}: JSON this reader refuses ({type(err).__name__}: {str(err)[:80]})"
+                ) from None
 
 
 JSON_COLUMNS_KEY = b"bertjudge.json_columns"  # Parquet schema metadata: the columns written as JSON text
@@ -275,8 +285,9 @@ def read_appended(path: str | os.PathLike) -> tuple[list[tuple[str, Any]], int]:
         except UnicodeDecodeError:
             raise RecordError(f"{where}: not UTF-8 text (the file is corrupted)") from None
         except json.JSONDecodeError as err:
-            raise RecordError(f"{where}: invalid JSON ({err.msg} at column {err.colno}); the file is "
-                              "corrupted") from None
+            raise RecordError(
+                f"{where}: invalid JSON ({err.msg} at column {err.colno}); the file is corrupted"
+            ) from None
     return rows, complete
 
 

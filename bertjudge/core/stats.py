@@ -59,8 +59,12 @@ def ece_if_calibrated(probs, labels=None, n_bins: int = 15, n_samples: int = 100
 
     rng = np.random.default_rng(seed)
     chunk = max(1, 2_000_000 // max(len(probs), 1))  # bound memory on large sets
-    simulated = np.concatenate([binned_ece((rng.random((min(chunk, n_samples - start), len(probs))) < probs).astype(float))
-                                for start in range(0, n_samples, chunk)])
+    simulated = np.concatenate(
+        [
+            binned_ece((rng.random((min(chunk, n_samples - start), len(probs))) < probs).astype(float))
+            for start in range(0, n_samples, chunk)
+        ]
+    )
     result = {"mean": float(simulated.mean()), "q95": float(np.quantile(simulated, 0.95))}
     if labels is not None:
         observed = binned_ece(np.asarray(labels, dtype=np.float64)[None, :])[0]
@@ -77,8 +81,12 @@ def reliability(probs, labels, n_bins: int = 15) -> dict[str, list]:
         mean_pred = np.bincount(index, probs, n_bins) / counts
         frequency = np.bincount(index, labels, n_bins) / counts
     nan_to_none = lambda a: [None if np.isnan(v) else float(v) for v in a]  # noqa: E731
-    return {"edges": edges.tolist(), "count": counts.tolist(),
-            "mean_pred": nan_to_none(mean_pred), "frequency": nan_to_none(frequency)}
+    return {
+        "edges": edges.tolist(),
+        "count": counts.tolist(),
+        "mean_pred": nan_to_none(mean_pred),
+        "frequency": nan_to_none(frequency),
+    }
 
 
 def accuracy_at_thresholds(probs, labels, thresholds) -> np.ndarray:
@@ -97,8 +105,9 @@ def best_threshold(probs, labels) -> tuple[float, float]:
     values = np.unique(np.asarray(probs, dtype=float))
     if len(values) == 0:
         return 0.5, float("nan")
-    candidates = np.concatenate([[np.nextafter(values[0], -np.inf)], (values[:-1] + values[1:]) / 2,
-                                 [np.nextafter(values[-1], np.inf)]])
+    candidates = np.concatenate(
+        [[np.nextafter(values[0], -np.inf)], (values[:-1] + values[1:]) / 2, [np.nextafter(values[-1], np.inf)]]
+    )
     accuracy = accuracy_at_thresholds(probs, labels, candidates)
     best = np.flatnonzero(accuracy == accuracy.max())
     pick = best[np.argmin(np.abs(candidates[best] - 0.5))]

@@ -23,11 +23,16 @@ def apply_mixture(records: list[dict], mixture: dict[str, dict[str, int]], seed:
     cells = [(task, model, count) for task, models in mixture.items() for model, count in models.items()]
     pools: list[list[dict]] = [[] for _ in cells]
     for rec in records:
-        matches = [i for i, (task, model, _) in enumerate(cells)
-                   if task in (ANY, rec["task"]) and model in (ANY, rec["candidate_model"] or "")]
+        matches = [
+            i
+            for i, (task, model, _) in enumerate(cells)
+            if task in (ANY, rec["task"]) and model in (ANY, rec["candidate_model"] or "")
+        ]
         if len(matches) > 1:
-            raise RecordError(f"mixture cells overlap: row {rec['id']} matches "
-                              f"{[cells[i][:2] for i in matches]}; make the cells disjoint")
+            raise RecordError(
+                f"mixture cells overlap: row {rec['id']} matches "
+                f"{[cells[i][:2] for i in matches]}; make the cells disjoint"
+            )
         if matches:
             pools[matches[0]].append(rec)
     rng = random.Random(seed)
@@ -53,8 +58,7 @@ class LengthGroupedSampler(Sampler[int]):
     shortest, comes first (short candidates are mostly bare answers, the easiest comparisons).
     """
 
-    def __init__(self, lengths: list[int], batch_size: int, seed: int = 0, group: int = 50,
-                 easy_first: float = 0.0):
+    def __init__(self, lengths: list[int], batch_size: int, seed: int = 0, group: int = 50, easy_first: float = 0.0):
         self.lengths, self.batch_size, self.seed, self.group = np.asarray(lengths), batch_size, seed, group
         self.easy_first = easy_first
         self.passes = 0
@@ -65,8 +69,12 @@ class LengthGroupedSampler(Sampler[int]):
     def _grouped(self, rows: np.ndarray, rng: np.random.Generator) -> list[int]:
         order = rng.permutation(rows)
         mega = self.batch_size * self.group
-        order = np.concatenate([chunk[np.argsort(-self.lengths[chunk], kind="stable")]
-                                for chunk in np.split(order, range(mega, len(order), mega))])
+        order = np.concatenate(
+            [
+                chunk[np.argsort(-self.lengths[chunk], kind="stable")]
+                for chunk in np.split(order, range(mega, len(order), mega))
+            ]
+        )
         batches = np.split(order, range(self.batch_size, len(order), self.batch_size))
         return [int(i) for b in rng.permutation(len(batches)) for i in batches[b]]
 
@@ -105,25 +113,45 @@ class JudgeDataModule(L.LightningDataModule):
             (0 for none): small backbones otherwise sit at chance loss for hundreds of steps.
     """
 
-    def __init__(self, train: list[str] | None = None, val: list[str] | None = None,
-                 test: list[str] | None = None, predict: list[str] | None = None,
-                 adversarial: list[str] | None = None, real_test: list[str] | None = None,
-                 mixture: dict[str, dict[str, int]] | None = None,
-                 batch_size: int = 16, eval_batch_size: int = 64, num_workers: int = 0, seed: int = 0,
-                 curriculum: float = 0.0):
+    def __init__(
+        self,
+        train: list[str] | None = None,
+        val: list[str] | None = None,
+        test: list[str] | None = None,
+        predict: list[str] | None = None,
+        adversarial: list[str] | None = None,
+        real_test: list[str] | None = None,
+        mixture: dict[str, dict[str, int]] | None = None,
+        batch_size: int = 16,
+        eval_batch_size: int = 64,
+        num_workers: int = 0,
+        seed: int = 0,
+        curriculum: float = 0.0,
+    ):
         super().__init__()
-        for key, value, minimum in (("batch_size", batch_size, 1), ("eval_batch_size", eval_batch_size, 1),
-                                    ("num_workers", num_workers, 0)):
+        for key, value, minimum in (
+            ("batch_size", batch_size, 1),
+            ("eval_batch_size", eval_batch_size, 1),
+            ("num_workers", num_workers, 0),
+        ):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise RecordError(f"data.{key}: {value!r} must be a whole number of at least {minimum}")
         if not 0.0 <= curriculum <= 1.0:
             raise RecordError(f"data.curriculum: {curriculum!r} must be in [0, 1]")
-        self.sources = {"train": train or [], "val": val or [], "test": test or [], "predict": predict or [],
-                        "adversarial": adversarial or [], "real_test": real_test or []}
+        self.sources = {
+            "train": train or [],
+            "val": val or [],
+            "test": test or [],
+            "predict": predict or [],
+            "adversarial": adversarial or [],
+            "real_test": real_test or [],
+        }
         for split, specs in self.sources.items():
             if isinstance(specs, str) or not all(isinstance(spec, str) and spec for spec in specs):
-                raise RecordError(f"data.{split}: {specs!r} must be a list of source specs (files, folders, "
-                                  "embedded:<split>, hf:<repo>)")
+                raise RecordError(
+                    f"data.{split}: {specs!r} must be a list of source specs (files, folders, "
+                    "embedded:<split>, hf:<repo>)"
+                )
         self.read_ahead: dict[str, list[dict]] = {}  # records that ``read`` checked before training; setup takes them
         self.mixture, self.seed, self.curriculum = mixture, seed, curriculum
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
@@ -141,8 +169,12 @@ class JudgeDataModule(L.LightningDataModule):
 
     def stage_splits(self, stage: str) -> tuple[str, ...]:
         """The splits a stage reads (``fit``: train and val; ``test``: every test suite given)."""
-        return {"fit": ("train", "val"), "validate": ("val",), "test": tuple(self.test_suites),
-                "predict": ("predict",)}[stage]
+        return {
+            "fit": ("train", "val"),
+            "validate": ("val",),
+            "test": tuple(self.test_suites),
+            "predict": ("predict",),
+        }[stage]
 
     def read(self, splits) -> None:
         """Read and check the sources of ``splits`` now, before any model is built or step taken (``fit`` reads
@@ -185,10 +217,17 @@ class JudgeDataModule(L.LightningDataModule):
     def _loader(self, split: str, train: bool = False) -> DataLoader:
         encoder = self.trainer.lightning_module.encoder
         records = self.records[split]
-        sampler = LengthGroupedSampler([approximate_length(r) for r in records], self.batch_size, self.seed,
-                                       easy_first=self.curriculum) if train else None
+        sampler = (
+            LengthGroupedSampler(
+                [approximate_length(r) for r in records], self.batch_size, self.seed, easy_first=self.curriculum
+            )
+            if train
+            else None
+        )
         return DataLoader(
-            records, batch_size=self.batch_size if train else self.eval_batch_size, sampler=sampler,
+            records,
+            batch_size=self.batch_size if train else self.eval_batch_size,
+            sampler=sampler,
             num_workers=self.num_workers,
             collate_fn=Collator(encoder, self.task_names, self.attack_names, references=1 if train else None),
             persistent_workers=self.num_workers > 0,

@@ -25,12 +25,25 @@ EMBEDDED_DEFAULT_SIZES = {"train": 20000, "val": 1000, "test": 2000, "adversaria
 
 # the paper's tasks and their categories, for sources that name tasks but not categories
 TASK_CATEGORIES = {
-    **dict.fromkeys(["mmlu", "mmlu_pro", "mmlu-pro", "truthfulqa", "arc_easy", "arc-easy", "arc_challenge",
-                     "arc-challenge", "gpqa"], "multiple_choice"),
+    **dict.fromkeys(
+        [
+            "mmlu",
+            "mmlu_pro",
+            "mmlu-pro",
+            "truthfulqa",
+            "arc_easy",
+            "arc-easy",
+            "arc_challenge",
+            "arc-challenge",
+            "gpqa",
+        ],
+        "multiple_choice",
+    ),
     **dict.fromkeys(["squad_v2", "squad-v2", "hotpotqa", "drop", "coqa"], "context_extraction"),
     **dict.fromkeys(["gsm8k", "math", "asdiv", "aime24", "aime25", "aime_2024", "aime_2025"], "open_math"),
-    **dict.fromkeys(["nq_open", "nq-open", "triviaqa", "trivia_qa", "webqs", "web_questions", "evouna-tq",
-                     "evouna-nq"], "open_qa"),
+    **dict.fromkeys(
+        ["nq_open", "nq-open", "triviaqa", "trivia_qa", "webqs", "web_questions", "evouna-tq", "evouna-nq"], "open_qa"
+    ),
 }
 
 
@@ -80,10 +93,15 @@ def load_hub(spec: str) -> list[dict]:
         for split in args["splits"].split(",") if "splits" in args else list(ds):
             for row, item in enumerate(ds[split]):
                 rec = {
-                    "task": config, "category": category_of(config), "candidate_model": split,
-                    "question": item["question"], "candidate": item["candidate"],
-                    "references": item["reference"], "label": item.get("label"),
-                    "label_source": f"hf:{repo}", "meta": {"row": row},
+                    "task": config,
+                    "category": category_of(config),
+                    "candidate_model": split,
+                    "question": item["question"],
+                    "candidate": item["candidate"],
+                    "references": item["reference"],
+                    "label": item.get("label"),
+                    "label_source": f"hf:{repo}",
+                    "meta": {"row": row},
                 }
                 records.append(normalize(rec, f"{repo}/{config}/{split}:row {row}"))
     return records

@@ -65,8 +65,15 @@ def read_rows(path: Path) -> list[dict]:
         rec = records.normalize({**obj, "candidate": ""} if isinstance(obj, dict) else obj, where)
         if rec["category"] == "other" and obj.get("category") is None:
             rec["category"] = None  # to be inferred
-        rows.append({"question": rec["question"], "references": rec["references"], "category": rec["category"],
-                     "task": obj.get("task") or "synth", "where": where})
+        rows.append(
+            {
+                "question": rec["question"],
+                "references": rec["references"],
+                "category": rec["category"],
+                "task": obj.get("task") or "synth",
+                "where": where,
+            }
+        )
     if not rows:
         raise records.RecordError(f"{path}: empty file, no rows")
     return rows
@@ -97,10 +104,19 @@ def synthesize(rows: list[dict], per_question: int = 4, seed: int = 0, val_fract
                 continue
             texts.add(text.strip())
             meta.update(source=row["where"], inferred_category=row["category"] is None)
-            out.append({
-                "id": records.make_id(item.task, item.question, model, meta["kind"], text),
-                "task": item.task, "category": item.category, "question": row["question"], "candidate": text,
-                "references": list(row["references"]), "label": label, "label_source": LABEL_SOURCE,
-                "candidate_model": model, "split": split, "meta": meta,
-            })
+            out.append(
+                {
+                    "id": records.make_id(item.task, item.question, model, meta["kind"], text),
+                    "task": item.task,
+                    "category": item.category,
+                    "question": row["question"],
+                    "candidate": text,
+                    "references": list(row["references"]),
+                    "label": label,
+                    "label_source": LABEL_SOURCE,
+                    "candidate_model": model,
+                    "split": split,
+                    "meta": meta,
+                }
+            )
     return out

@@ -53,15 +53,45 @@ PARETO_PNG = ROOT / "benchmarks" / "pareto.png"
 PROXY_TOKENIZER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_TOKENS = 256  # when no evaluation set is available
 REASONING_TOKENS = 512
-COST_FIELDS = ["name", "judge_kind", "architecture", "config_source", "weights", "params", "tokens",
-               "length_source", "flops", "latency_p50_ms", "latency_p95_ms", "throughput_per_s",
-               "best_batch_size", "peak_mem_mb", "device", "dtype", "hardware", "torch", "transformers",
-               "measured_at", "notes"]
+COST_FIELDS = [
+    "name",
+    "judge_kind",
+    "architecture",
+    "config_source",
+    "weights",
+    "params",
+    "tokens",
+    "length_source",
+    "flops",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "throughput_per_s",
+    "best_batch_size",
+    "peak_mem_mb",
+    "device",
+    "dtype",
+    "hardware",
+    "torch",
+    "transformers",
+    "measured_at",
+    "notes",
+]
 EVAL_FILE = ROOT / "data" / "real" / "real-test-v1.jsonl.gz"  # accuracy is measured on this set, whole
 EVAL_SET = "real-test-v1"  # only accuracy rows of this set are shown (table, plot, Pareto front)
 CATEGORIES = ("open_qa", "multiple_choice", "context_extraction", "open_math")
-ACCURACY_FIELDS = ["name", "accuracy", *(f"acc_{c}" for c in CATEGORIES), "n", "eval_set", "eval_sha256", "source",
-                   "device", "dtype", "torch", "measured_at"]
+ACCURACY_FIELDS = [
+    "name",
+    "accuracy",
+    *(f"acc_{c}" for c in CATEGORIES),
+    "n",
+    "eval_set",
+    "eval_sha256",
+    "source",
+    "device",
+    "dtype",
+    "torch",
+    "measured_at",
+]
 QUOTED_FIELDS = ["name", "accuracy", "eval_set", "source"]
 
 
@@ -81,58 +111,230 @@ class Arch:
 
 # Values of each model's config.json on the Hugging Face Hub (text model for Gemma 3).
 ARCHITECTURES = {
-    "minilm-l6": Arch("sentence-transformers/all-MiniLM-L6-v2", "encoder", "bert", dict(
-        vocab_size=30522, hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
-        max_position_embeddings=512)),
-    "mpnet-base": Arch("sentence-transformers/all-mpnet-base-v2", "encoder", "mpnet", dict(
-        vocab_size=30527, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
-        max_position_embeddings=514)),
-    "eurobert-210m": Arch("EuroBERT/EuroBERT-210m", "encoder", "eurobert", dict(
-        vocab_size=128256, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=12,
-        intermediate_size=3072, max_position_embeddings=8192, rms_norm_eps=1e-5, hidden_act="silu",
-        rope_parameters={"rope_type": "default", "rope_theta": 250000.0})),
-    "modernbert-base": Arch("answerdotai/ModernBERT-base", "encoder", "modernbert", dict(
-        vocab_size=50368, hidden_size=768, num_hidden_layers=22, num_attention_heads=12, intermediate_size=1152,
-        global_attn_every_n_layers=3, local_attention=128, max_position_embeddings=8192,
-        classifier_pooling="mean")),
-    "qwen3-0.6b": Arch("Qwen/Qwen3-0.6B", "causal", "qwen3", dict(
-        vocab_size=151936, hidden_size=1024, intermediate_size=3072, num_hidden_layers=28, num_attention_heads=16,
-        num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, tie_word_embeddings=True)),
-    "qwen3-4b": Arch("Qwen/Qwen3-4B", "causal", "qwen3", dict(
-        vocab_size=151936, hidden_size=2560, intermediate_size=9728, num_hidden_layers=36, num_attention_heads=32,
-        num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, tie_word_embeddings=True)),
-    "qwen3-14b": Arch("Qwen/Qwen3-14B", "causal", "qwen3", dict(
-        vocab_size=151936, hidden_size=5120, intermediate_size=17408, num_hidden_layers=40, num_attention_heads=40,
-        num_key_value_heads=8, head_dim=128, max_position_embeddings=40960, tie_word_embeddings=False)),
-    "gemma3-1b": Arch("google/gemma-3-1b-it", "causal", "gemma3_text", dict(
-        vocab_size=262144, hidden_size=1152, intermediate_size=6912, num_hidden_layers=26, num_attention_heads=4,
-        num_key_value_heads=1, head_dim=256, sliding_window=512, query_pre_attn_scalar=256,
-        max_position_embeddings=32768)),
-    "gemma3-4b": Arch("google/gemma-3-4b-it", "causal", "gemma3_text", dict(
-        vocab_size=262208, hidden_size=2560, intermediate_size=10240, num_hidden_layers=34, num_attention_heads=8,
-        num_key_value_heads=4, head_dim=256, sliding_window=1024, query_pre_attn_scalar=256,
-        max_position_embeddings=131072)),
-    "gemma3-12b": Arch("google/gemma-3-12b-it", "causal", "gemma3_text", dict(
-        vocab_size=262208, hidden_size=3840, intermediate_size=15360, num_hidden_layers=48, num_attention_heads=16,
-        num_key_value_heads=8, head_dim=256, sliding_window=1024, query_pre_attn_scalar=256,
-        max_position_embeddings=131072)),
-    "gemma3-27b": Arch("google/gemma-3-27b-it", "causal", "gemma3_text", dict(
-        vocab_size=262208, hidden_size=5376, intermediate_size=21504, num_hidden_layers=62, num_attention_heads=32,
-        num_key_value_heads=16, head_dim=128, sliding_window=1024, query_pre_attn_scalar=168,
-        max_position_embeddings=131072)),
+    "minilm-l6": Arch(
+        "sentence-transformers/all-MiniLM-L6-v2",
+        "encoder",
+        "bert",
+        dict(
+            vocab_size=30522,
+            hidden_size=384,
+            num_hidden_layers=6,
+            num_attention_heads=12,
+            intermediate_size=1536,
+            max_position_embeddings=512,
+        ),
+    ),
+    "mpnet-base": Arch(
+        "sentence-transformers/all-mpnet-base-v2",
+        "encoder",
+        "mpnet",
+        dict(
+            vocab_size=30527,
+            hidden_size=768,
+            num_hidden_layers=12,
+            num_attention_heads=12,
+            intermediate_size=3072,
+            max_position_embeddings=514,
+        ),
+    ),
+    "eurobert-210m": Arch(
+        "EuroBERT/EuroBERT-210m",
+        "encoder",
+        "eurobert",
+        dict(
+            vocab_size=128256,
+            hidden_size=768,
+            num_hidden_layers=12,
+            num_attention_heads=12,
+            num_key_value_heads=12,
+            intermediate_size=3072,
+            max_position_embeddings=8192,
+            rms_norm_eps=1e-5,
+            hidden_act="silu",
+            rope_parameters={"rope_type": "default", "rope_theta": 250000.0},
+        ),
+    ),
+    "modernbert-base": Arch(
+        "answerdotai/ModernBERT-base",
+        "encoder",
+        "modernbert",
+        dict(
+            vocab_size=50368,
+            hidden_size=768,
+            num_hidden_layers=22,
+            num_attention_heads=12,
+            intermediate_size=1152,
+            global_attn_every_n_layers=3,
+            local_attention=128,
+            max_position_embeddings=8192,
+            classifier_pooling="mean",
+        ),
+    ),
+    "qwen3-0.6b": Arch(
+        "Qwen/Qwen3-0.6B",
+        "causal",
+        "qwen3",
+        dict(
+            vocab_size=151936,
+            hidden_size=1024,
+            intermediate_size=3072,
+            num_hidden_layers=28,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            head_dim=128,
+            max_position_embeddings=40960,
+            tie_word_embeddings=True,
+        ),
+    ),
+    "qwen3-4b": Arch(
+        "Qwen/Qwen3-4B",
+        "causal",
+        "qwen3",
+        dict(
+            vocab_size=151936,
+            hidden_size=2560,
+            intermediate_size=9728,
+            num_hidden_layers=36,
+            num_attention_heads=32,
+            num_key_value_heads=8,
+            head_dim=128,
+            max_position_embeddings=40960,
+            tie_word_embeddings=True,
+        ),
+    ),
+    "qwen3-14b": Arch(
+        "Qwen/Qwen3-14B",
+        "causal",
+        "qwen3",
+        dict(
+            vocab_size=151936,
+            hidden_size=5120,
+            intermediate_size=17408,
+            num_hidden_layers=40,
+            num_attention_heads=40,
+            num_key_value_heads=8,
+            head_dim=128,
+            max_position_embeddings=40960,
+            tie_word_embeddings=False,
+        ),
+    ),
+    "gemma3-1b": Arch(
+        "google/gemma-3-1b-it",
+        "causal",
+        "gemma3_text",
+        dict(
+            vocab_size=262144,
+            hidden_size=1152,
+            intermediate_size=6912,
+            num_hidden_layers=26,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=256,
+            sliding_window=512,
+            query_pre_attn_scalar=256,
+            max_position_embeddings=32768,
+        ),
+    ),
+    "gemma3-4b": Arch(
+        "google/gemma-3-4b-it",
+        "causal",
+        "gemma3_text",
+        dict(
+            vocab_size=262208,
+            hidden_size=2560,
+            intermediate_size=10240,
+            num_hidden_layers=34,
+            num_attention_heads=8,
+            num_key_value_heads=4,
+            head_dim=256,
+            sliding_window=1024,
+            query_pre_attn_scalar=256,
+            max_position_embeddings=131072,
+        ),
+    ),
+    "gemma3-12b": Arch(
+        "google/gemma-3-12b-it",
+        "causal",
+        "gemma3_text",
+        dict(
+            vocab_size=262208,
+            hidden_size=3840,
+            intermediate_size=15360,
+            num_hidden_layers=48,
+            num_attention_heads=16,
+            num_key_value_heads=8,
+            head_dim=256,
+            sliding_window=1024,
+            query_pre_attn_scalar=256,
+            max_position_embeddings=131072,
+        ),
+    ),
+    "gemma3-27b": Arch(
+        "google/gemma-3-27b-it",
+        "causal",
+        "gemma3_text",
+        dict(
+            vocab_size=262208,
+            hidden_size=5376,
+            intermediate_size=21504,
+            num_hidden_layers=62,
+            num_attention_heads=32,
+            num_key_value_heads=16,
+            head_dim=128,
+            sliding_window=1024,
+            query_pre_attn_scalar=168,
+            max_position_embeddings=131072,
+        ),
+    ),
     # JudgeLM-7B/13B are fine-tuned Vicuna (Llama architecture, multi-head attention)
-    "judgelm-7b": Arch("BAAI/JudgeLM-7B-v1.0", "causal", "llama", dict(
-        vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32, num_attention_heads=32,
-        num_key_value_heads=32, max_position_embeddings=2048, rms_norm_eps=1e-6, tie_word_embeddings=False)),
-    "judgelm-13b": Arch("BAAI/JudgeLM-13B-v1.0", "causal", "llama", dict(
-        vocab_size=32000, hidden_size=5120, intermediate_size=13824, num_hidden_layers=40, num_attention_heads=40,
-        num_key_value_heads=40, max_position_embeddings=2048, rms_norm_eps=1e-6, tie_word_embeddings=False)),
+    "judgelm-7b": Arch(
+        "BAAI/JudgeLM-7B-v1.0",
+        "causal",
+        "llama",
+        dict(
+            vocab_size=32000,
+            hidden_size=4096,
+            intermediate_size=11008,
+            num_hidden_layers=32,
+            num_attention_heads=32,
+            num_key_value_heads=32,
+            max_position_embeddings=2048,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+    ),
+    "judgelm-13b": Arch(
+        "BAAI/JudgeLM-13B-v1.0",
+        "causal",
+        "llama",
+        dict(
+            vocab_size=32000,
+            hidden_size=5120,
+            intermediate_size=13824,
+            num_hidden_layers=40,
+            num_attention_heads=40,
+            num_key_value_heads=40,
+            max_position_embeddings=2048,
+            rms_norm_eps=1e-6,
+            tie_word_embeddings=False,
+        ),
+    ),
 }
 # generative baselines costed without a trained judge: (architecture, mode)
-GENERATIVE_BASELINES = [("qwen3-0.6b", "direct"), ("qwen3-4b", "direct"), ("qwen3-14b", "direct"),
-                        ("qwen3-0.6b", "reasoning"), ("qwen3-4b", "reasoning"), ("qwen3-14b", "reasoning"),
-                        ("gemma3-1b", "direct"), ("gemma3-4b", "direct"), ("gemma3-12b", "direct"),
-                        ("gemma3-27b", "direct"), ("judgelm-7b", SCORE_MODE), ("judgelm-13b", SCORE_MODE)]
+GENERATIVE_BASELINES = [
+    ("qwen3-0.6b", "direct"),
+    ("qwen3-4b", "direct"),
+    ("qwen3-14b", "direct"),
+    ("qwen3-0.6b", "reasoning"),
+    ("qwen3-4b", "reasoning"),
+    ("qwen3-14b", "reasoning"),
+    ("gemma3-1b", "direct"),
+    ("gemma3-4b", "direct"),
+    ("gemma3-12b", "direct"),
+    ("gemma3-27b", "direct"),
+    ("judgelm-7b", SCORE_MODE),
+    ("judgelm-13b", SCORE_MODE),
+]
 ENCODER_BASELINES = ["minilm-l6", "mpnet-base", "modernbert-base"]
 
 
@@ -182,8 +384,9 @@ def _ids(length: int, batch: int = 1, device="meta"):
     return torch.zeros((batch, length), dtype=torch.long, device=device)
 
 
-def judgment_flops(config, kind: str, length: int, mode: str = "encoder", k: int = REASONING_TOKENS,
-                   num_labels: int = 1) -> tuple[int, int]:
+def judgment_flops(
+    config, kind: str, length: int, mode: str = "encoder", k: int = REASONING_TOKENS, num_labels: int = 1
+) -> tuple[int, int]:
     """(FLOPs per judgment, parameter count) of an architecture at ``length`` tokens (see module doc)."""
     model = build_model(config, "encoder" if kind == "encoder" else "causal", num_labels)
     params = sum(p.numel() for p in model.parameters())
@@ -274,8 +477,16 @@ def _percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def time_model(model, kind: str, length: int, device: str, mode: str = "encoder", k: int = REASONING_TOKENS,
-               batch_sizes=None, budget_s: float = 8.0) -> dict:
+def time_model(
+    model,
+    kind: str,
+    length: int,
+    device: str,
+    mode: str = "encoder",
+    k: int = REASONING_TOKENS,
+    batch_sizes=None,
+    budget_s: float = 8.0,
+) -> dict:
     """Latency p50/p95 (ms) at batch 1 and the best throughput (judgments/s) of ``model``."""
     import torch
 
@@ -317,8 +528,7 @@ def _decode_latency(model, length: int, device: str, budget_s: float) -> list[fl
     token = torch.ones((1, 1), dtype=torch.long, device=device)
 
     def step():
-        state["cache"] = model(input_ids=token, cache=state["cache"], use_cache=True,
-                               logits_to_keep=1).cache
+        state["cache"] = model(input_ids=token, cache=state["cache"], use_cache=True, logits_to_keep=1).cache
 
     return _timed(step, device, budget_s / 2, min_reps=5, max_reps=20, warmup=1)
 
@@ -347,14 +557,22 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
                 subjects.append(folder_subject(folder, name, entry["architecture"]))
                 built.add(folder)
         elif entry["architecture"] in ARCHITECTURES:
-            subjects.append(Subject(name, "encoder", entry["architecture"], JudgeFormat.from_dict(entry["format"]),
-                                    num_labels=entry["num_labels"]))
+            subjects.append(
+                Subject(
+                    name,
+                    "encoder",
+                    entry["architecture"],
+                    JudgeFormat.from_dict(entry["format"]),
+                    num_labels=entry["num_labels"],
+                )
+            )
     quickstart = (ROOT / "runs" / "quickstart" / "judge").resolve()
     default = [quickstart] if (quickstart / "judge.json").is_file() and quickstart not in built else []
     for folder in list(folders) or default:
         subjects.append(folder_subject(Path(folder)))
-    subjects += [Subject(f"{key}.arch", "encoder", key, JudgeFormat(order="QCR", max_length=512))
-                 for key in ENCODER_BASELINES]
+    subjects += [
+        Subject(f"{key}.arch", "encoder", key, JudgeFormat(order="QCR", max_length=512)) for key in ENCODER_BASELINES
+    ]
     subjects += [Subject(f"{key}.{mode}", mode, key) for key, mode in GENERATIVE_BASELINES]
     return subjects
 
@@ -365,8 +583,14 @@ def folder_subject(folder: Path, name: str | None = None, architecture: str | No
     prov = config.get("provenance", {})
     arch = architecture or arch_for_backbone(prov.get("backbone", "")) or "custom"
     kind = config.get("mode", "encoder") if "Generative" in config["class"] else "encoder"
-    return Subject(name or f"{arch}.{prov.get('name', folder.parent.name)}", kind, arch,
-                   JudgeFormat.from_dict(config["format"]), folder, config.get("num_labels", 1))
+    return Subject(
+        name or f"{arch}.{prov.get('name', folder.parent.name)}",
+        kind,
+        arch,
+        JudgeFormat.from_dict(config["format"]),
+        folder,
+        config.get("num_labels", 1),
+    )
 
 
 @dataclasses.dataclass
@@ -384,7 +608,7 @@ def load_eval_set(path=None) -> EvalSet | None:
     path = Path(path or EVAL_FILE)
     if not path.is_file():
         return None
-    name = next((path.name[:-len(s)] for s in RECORD_SUFFIXES if path.name.endswith(s)), path.name)
+    name = next((path.name[: -len(s)] for s in RECORD_SUFFIXES if path.name.endswith(s)), path.name)
     return EvalSet(name, hashlib.sha256(path.read_bytes()).hexdigest(), read_records(path))
 
 
@@ -404,8 +628,11 @@ def median_tokens(records, tokenizer, subject: Subject) -> int:
     """Median token length of ``records`` as ``subject`` reads them (generative: the judging prompt)."""
     if subject.kind in ("direct", "reasoning", SCORE_MODE):
         encoder = Encoder(tokenizer, JudgeFormat(order="QCR", truncation="left", max_length=1 << 20))
-        parts = ["question", "reference", "candidate"] if subject.kind == SCORE_MODE else \
-            ["question", "candidate", "reference"]
+        parts = (
+            ["question", "reference", "candidate"]
+            if subject.kind == SCORE_MODE
+            else ["question", "candidate", "reference"]
+        )
         texts = [prompt_text(encoder.texts(r), parts, subject.kind) for r in records]
         lengths = [len(ids) for ids in tokenizer(texts, add_special_tokens=True)["input_ids"]]
     else:
@@ -425,13 +652,27 @@ def environment(device: str, dtype: str) -> dict:
     if device.startswith("cuda"):
         hardware = torch.cuda.get_device_name(0)
     else:
-        cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                    if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() \
+        cpu = (
+            next(
+                (
+                    line.split(":", 1)[1].strip()
+                    for line in Path("/proc/cpuinfo").read_text().splitlines()
+                    if line.startswith("model name")
+                ),
+                platform.processor(),
+            )
+            if Path("/proc/cpuinfo").is_file()
             else platform.processor()
+        )
         hardware = f"{cpu}, {torch.get_num_threads()} threads"
-    return {"device": device.split(":")[0], "dtype": dtype, "hardware": hardware, "torch": torch.__version__.split("+")[0],
-            "transformers": transformers.__version__,
-            "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return {
+        "device": device.split(":")[0],
+        "dtype": dtype,
+        "hardware": hardware,
+        "torch": torch.__version__.split("+")[0],
+        "transformers": transformers.__version__,
+        "measured_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
 
 
 def _accuracy(judge, eval_set: EvalSet, env: dict, name: str) -> dict:
@@ -443,16 +684,33 @@ def _accuracy(judge, eval_set: EvalSet, env: dict, name: str) -> dict:
     labels = np.array([r["label"] for r in records])
     correct = (scores >= getattr(judge, "threshold", 0.5)) == labels
     categories = np.array([r["category"] for r in records])
-    per_category = {f"acc_{c}": round(float(correct[categories == c].mean()), 4) if (categories == c).any() else None
-                    for c in CATEGORIES}
-    return {"name": name, "accuracy": round(float(correct.mean()), 4), **per_category, "n": len(records),
-            "eval_set": eval_set.name, "eval_sha256": eval_set.sha256[:12], "source": "measured",
-            **{k: env[k] for k in ("device", "dtype", "torch", "measured_at")}}
+    per_category = {
+        f"acc_{c}": round(float(correct[categories == c].mean()), 4) if (categories == c).any() else None
+        for c in CATEGORIES
+    }
+    return {
+        "name": name,
+        "accuracy": round(float(correct.mean()), 4),
+        **per_category,
+        "n": len(records),
+        "eval_set": eval_set.name,
+        "eval_sha256": eval_set.sha256[:12],
+        "source": "measured",
+        **{k: env[k] for k in ("device", "dtype", "torch", "measured_at")},
+    }
 
 
-def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", dtype: str = "fp32",
-            timing: bool = True, max_timed_params: float = 3e9, k: int = REASONING_TOKENS,
-            tokenizer=None, eval_set: EvalSet | None = None) -> tuple[dict, dict | None]:
+def measure(
+    subject: Subject,
+    records: list[dict] | None,
+    device: str = "cpu",
+    dtype: str = "fp32",
+    timing: bool = True,
+    max_timed_params: float = 3e9,
+    k: int = REASONING_TOKENS,
+    tokenizer=None,
+    eval_set: EvalSet | None = None,
+) -> tuple[dict, dict | None]:
     """(cost row, accuracy row or None) of one subject: ``records`` give the token length (and the
     regex judge's timing), ``eval_set`` the accuracy of a judge that runs here."""
     import torch
@@ -468,8 +726,12 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
         elif timing:
             sample = records[:100]
             times = [_time_once(lambda r=r: judge.score_records([r])) for r in sample]
-            row.update(latency_p50_ms=1000 * _percentile(times, 50), latency_p95_ms=1000 * _percentile(times, 95),
-                       throughput_per_s=len(sample) / sum(times), best_batch_size=1)
+            row.update(
+                latency_p50_ms=1000 * _percentile(times, 50),
+                latency_p95_ms=1000 * _percentile(times, 95),
+                throughput_per_s=len(sample) / sum(times),
+                best_batch_size=1,
+            )
             row["notes"] += f"; {_load_note(device)}"
         return row, _accuracy(judge, eval_set, env, subject.name) if eval_set else None
 
@@ -483,8 +745,10 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
     else:
         arch = ARCHITECTURES[subject.architecture]
         tokenizer_used, config = tokenizer or proxy_tokenizer(), arch.make_config()
-        row.update(config_source=f"{arch.hub_id} (config written in bertjudge.evaluation.bench)",
-                   weights="random (exact architecture)")
+        row.update(
+            config_source=f"{arch.hub_id} (config written in bertjudge.evaluation.bench)",
+            weights="random (exact architecture)",
+        )
     if records:
         row["tokens"] = median_tokens(records, tokenizer_used, subject)
         proxy = "" if subject.folder is not None else f", proxy tokenizer {PROXY_TOKENIZER}"
@@ -496,20 +760,33 @@ def measure(subject: Subject, records: list[dict] | None, device: str = "cpu", d
     if subject.kind == "reasoning":
         row["notes"] = f"prefill + {k} reasoning tokens (decode with KV cache)"
     elif subject.kind == SCORE_MODE:
-        row["notes"] = (f"JudgeLM-style: prefill of the JudgeLM prompt + {SCORE_TOKENS} tokens for the 1-10 score "
-                        "line (decode with KV cache)")
+        row["notes"] = (
+            f"JudgeLM-style: prefill of the JudgeLM prompt + {SCORE_TOKENS} tokens for the 1-10 score "
+            "line (decode with KV cache)"
+        )
     if not timing:
         return row, None
     if row["params"] >= max_timed_params:
-        row["notes"] = "; ".join(filter(None, [row.get("notes"), f"not timed: {row['params'] / 1e9:.1f}B parameters "
-                                               f"(limit {max_timed_params / 1e9:.0f}B here); FLOPs only"]))
+        row["notes"] = "; ".join(
+            filter(
+                None,
+                [
+                    row.get("notes"),
+                    f"not timed: {row['params'] / 1e9:.1f}B parameters "
+                    f"(limit {max_timed_params / 1e9:.0f}B here); FLOPs only",
+                ],
+            )
+        )
         return row, None
     load = _load_note(device)
     timing_key = (subject.architecture, subject.kind, row["tokens"], subject.num_labels, device, dtype, k)
     if judge is not None or timing_key not in _TIMINGS:  # architectures are timed once per length in a process
         with PeakMemory(device) as peak:
-            model = judge.model if judge is not None else build_model(config, model_kind, subject.num_labels,
-                                                                       "cpu", torch_dtype, attn=None)
+            model = (
+                judge.model
+                if judge is not None
+                else build_model(config, model_kind, subject.num_labels, "cpu", torch_dtype, attn=None)
+            )
             model = model.to(device=device, dtype=torch_dtype).eval()
             timed = time_model(model, model_kind, row["tokens"], device, subject.kind, k)
         timed["peak_mem_mb"] = round(peak.mb, 1) if peak.mb is not None else ""
@@ -541,9 +818,17 @@ def _time_once(fn) -> float:
     return time.perf_counter() - t
 
 
-def measure_judge_folder(folder, name: str, n: int = 2000, seed: int = 0, architecture: str | None = None,
-                         timing: bool = True, device: str = "cpu", dtype: str = "fp32",
-                         eval_path=None) -> tuple[dict, dict | None]:
+def measure_judge_folder(
+    folder,
+    name: str,
+    n: int = 2000,
+    seed: int = 0,
+    architecture: str | None = None,
+    timing: bool = True,
+    device: str = "cpu",
+    dtype: str = "fp32",
+    eval_path=None,
+) -> tuple[dict, dict | None]:
     """Cost (token length from ``n`` embedded test records) and accuracy (on ``eval_path``, default
     real-test-v1, every row) of an exported judge folder."""
     subject = folder_subject(Path(folder), name, architecture)
@@ -625,23 +910,32 @@ def result_tables(results_dir=None, quoted_file=None) -> dict[str, list[dict]]:
     quoted = {row["name"]: row for row in read_csv(Path(quoted_file or QUOTED_FILE))}
     tables = {}
     for path in sorted(results_dir.glob("cost-*.csv")):
-        same = {row["name"]: row for row in read_csv(path.with_name(path.name.replace("cost-", "accuracy-", 1)))
-                if row.get("eval_set") == EVAL_SET}
+        same = {
+            row["name"]: row
+            for row in read_csv(path.with_name(path.name.replace("cost-", "accuracy-", 1)))
+            if row.get("eval_set") == EVAL_SET
+        }
         rows = []
         for row in read_csv(path):
             acc = same.get(row["name"]) or measured.get(row["name"]) or {}
-            row.update(accuracy=acc.get("accuracy", ""), **{f"acc_{c}": acc.get(f"acc_{c}", "") for c in CATEGORIES},
-                       quoted_accuracy="", accuracy_source="")
+            row.update(
+                accuracy=acc.get("accuracy", ""),
+                **{f"acc_{c}": acc.get(f"acc_{c}", "") for c in CATEGORIES},
+                quoted_accuracy="",
+                accuracy_source="",
+            )
             if acc:
                 row["accuracy_source"] = f"measured, {EVAL_SET} (sha256 {acc.get('eval_sha256') or '?'}, n={acc['n']})"
             elif row["name"] in quoted:
                 q = quoted[row["name"]]
-                row.update(quoted_accuracy=q["accuracy"],
-                           accuracy_source=f"quoted on another test set, not {EVAL_SET}: "
-                                           f"{q['source']} ({q['eval_set']})")
+                row.update(
+                    quoted_accuracy=q["accuracy"],
+                    accuracy_source=f"quoted on another test set, not {EVAL_SET}: {q['source']} ({q['eval_set']})",
+                )
             elif row["name"] in other_sets:
-                row["accuracy_source"] = (f"not measured on {EVAL_SET} yet; only on "
-                                          f"{', '.join(sorted(other_sets[row['name']]))}")
+                row["accuracy_source"] = (
+                    f"not measured on {EVAL_SET} yet; only on {', '.join(sorted(other_sets[row['name']]))}"
+                )
             rows.append(row)
         points = [(r["name"], _float(r["flops"]), _float(r["accuracy"])) for r in rows]
         front = pareto_front([p for p in points if p[1] is not None and p[2] is not None])
@@ -657,16 +951,22 @@ def _num(value, scale: float = 1.0, digits: int = 3) -> str:
     return "" if x is None else f"{x / scale:.{digits}g}"
 
 
-CATEGORY_HEADERS = {"open_qa": "open QA", "multiple_choice": "MC", "context_extraction": "extraction",
-                    "open_math": "math"}
+CATEGORY_HEADERS = {
+    "open_qa": "open QA",
+    "multiple_choice": "MC",
+    "context_extraction": "extraction",
+    "open_math": "math",
+}
 
 
 def markdown_table(rows: list[dict]) -> str:
     """The Pareto table of one cost file, as Markdown: accuracy on real-test-v1, overall and per category."""
     categories = " | ".join(CATEGORY_HEADERS[c] for c in CATEGORIES)
-    lines = ["| judge | kind | params (M) | tokens | GFLOPs / judgment | latency p50 / p95 (ms) | "
-             f"throughput (/s, batch) | peak mem (MB) | accuracy ({EVAL_SET}) | {categories} | front |",
-             "|" + "---|" * (10 + len(CATEGORIES))]
+    lines = [
+        "| judge | kind | params (M) | tokens | GFLOPs / judgment | latency p50 / p95 (ms) | "
+        f"throughput (/s, batch) | peak mem (MB) | accuracy ({EVAL_SET}) | {categories} | front |",
+        "|" + "---|" * (10 + len(CATEGORIES)),
+    ]
     for r in rows:
         latency = f"{_num(r['latency_p50_ms'])} / {_num(r['latency_p95_ms'])}" if r["latency_p50_ms"] else "not timed"
         throughput = f"{_num(r['throughput_per_s'])} (b={r['best_batch_size']})" if r["throughput_per_s"] else ""
@@ -677,9 +977,11 @@ def markdown_table(rows: list[dict]) -> str:
         else:
             accuracy = f"n/a ({r['accuracy_source']})" if r["accuracy_source"] else "n/a"
         per_category = " | ".join(_num(r[f"acc_{c}"]) for c in CATEGORIES)
-        lines.append(f"| `{r['name']}` | {r['judge_kind']} | {_num(r['params'], 1e6)} | {r['tokens']} | "
-                     f"{_num(r['flops'], 1e9, 4)} | {latency} | {throughput} | {_num(r['peak_mem_mb'], 1, 4)} | "
-                     f"{accuracy} | {per_category} | {'*' if r['front'] else ''} |")
+        lines.append(
+            f"| `{r['name']}` | {r['judge_kind']} | {_num(r['params'], 1e6)} | {r['tokens']} | "
+            f"{_num(r['flops'], 1e9, 4)} | {latency} | {throughput} | {_num(r['peak_mem_mb'], 1, 4)} | "
+            f"{accuracy} | {per_category} | {'*' if r['front'] else ''} |"
+        )
     return "\n".join(lines)
 
 
@@ -708,8 +1010,13 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
         ax.annotate(label, (x(r), float(r["accuracy"])), textcoords="offset points", xytext=(5, 5), fontsize=8)
     front = sorted((r for r in scored if r["front"]), key=x)
     if front:
-        ax.step([x(r) for r in front], [float(r["accuracy"]) for r in front], where="post", color="tab:red",
-                label="Pareto front")
+        ax.step(
+            [x(r) for r in front],
+            [float(r["accuracy"]) for r in front],
+            where="post",
+            color="tab:red",
+            label="Pareto front",
+        )
     ax.set_xscale("log")
     ax.set_xlabel("FLOPs per judgment (log scale)")
     ax.set_ylabel(f"accuracy on {EVAL_SET}")
@@ -721,8 +1028,15 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
     for i, (flops, names) in enumerate(sorted(same_cost.items())):
         label = names[0] + (f" (+{len(names) - 1} of the same cost)" if len(names) > 1 else "")
         ax.scatter(flops, ymin + 0.01, marker="|", s=200, color="gray")
-        ax.annotate(label, (flops, ymin + 0.01), rotation=60, fontsize=7, color="gray",
-                    textcoords="offset points", xytext=(2, 6 + 4 * (i % 2)))
+        ax.annotate(
+            label,
+            (flops, ymin + 0.01),
+            rotation=60,
+            fontsize=7,
+            color="gray",
+            textcoords="offset points",
+            xytext=(2, 6 + 4 * (i % 2)),
+        )
     ax.set_title(f"bertjudge: accuracy on {EVAL_SET} vs compute (gray ticks: no {EVAL_SET} accuracy yet)")
     ax.grid(True, which="both", alpha=0.3)
     if front:
@@ -734,6 +1048,8 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
     return path
 
 
-def flops_ratio(rows: list[dict], big: str = "qwen3-14b.direct", small: str = "eurobert-210m.bertjudge") -> float | None:
+def flops_ratio(
+    rows: list[dict], big: str = "qwen3-14b.direct", small: str = "eurobert-210m.bertjudge"
+) -> float | None:
     flops = {r["name"]: _float(r["flops"]) for r in rows}
     return flops[big] / flops[small] if flops.get(big) and flops.get(small) else None

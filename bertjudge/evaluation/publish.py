@@ -21,10 +21,28 @@ from bertjudge.zoo import registry as zoo
 # --- publish --------------------------------------------------------------------------------------
 def card_section(name: str, cost: dict, accuracy: dict | None) -> str:
     """The measured section of a published judge's model card."""
-    lines = ["", "## Measured by `bertjudge zoo publish`", "", f"Zoo name: `{name}`.", "",
-             "| measure | value |", "|---|---|"]
-    for key in ("params", "tokens", "flops", "latency_p50_ms", "latency_p95_ms", "throughput_per_s",
-                "best_batch_size", "peak_mem_mb", "hardware", "dtype", "torch"):
+    lines = [
+        "",
+        "## Measured by `bertjudge zoo publish`",
+        "",
+        f"Zoo name: `{name}`.",
+        "",
+        "| measure | value |",
+        "|---|---|",
+    ]
+    for key in (
+        "params",
+        "tokens",
+        "flops",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "throughput_per_s",
+        "best_batch_size",
+        "peak_mem_mb",
+        "hardware",
+        "dtype",
+        "torch",
+    ):
         if cost.get(key) not in (None, ""):
             lines.append(f"| {key} | {cost[key]} |")
     if accuracy:
@@ -34,9 +52,19 @@ def card_section(name: str, cost: dict, accuracy: dict | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def publish(path: str | os.PathLike, name: str, license: str, to: str, registry: str | os.PathLike | None = None,
-            token: str | None = None, n: int = 2000, seed: int = 0, architecture: str | None = None,
-            results_dir: str | os.PathLike | None = None, timing: bool = True) -> dict:
+def publish(
+    path: str | os.PathLike,
+    name: str,
+    license: str,
+    to: str,
+    registry: str | os.PathLike | None = None,
+    token: str | None = None,
+    n: int = 2000,
+    seed: int = 0,
+    architecture: str | None = None,
+    results_dir: str | os.PathLike | None = None,
+    timing: bool = True,
+) -> dict:
     """Measure, card, copy and register an exported judge folder; returns the registry entry."""
     src = Path(path)
     config = zoo.read_json(src / zoo.JUDGE_FILE)
@@ -46,8 +74,17 @@ def publish(path: str | os.PathLike, name: str, license: str, to: str, registry:
     registry = zoo.registry_path(registry)
     if registry.is_file() and name in zoo.load_registry(registry):
         raise zoo.ZooError(f"{registry}: {name!r} is already registered; choose another tag")
-    zoo.validate_entry(name, {"class_path": config["class"], "source": "file://x", "format": config.get("format", {}),
-                              "license": license, "provenance": {}}, "publish")
+    zoo.validate_entry(
+        name,
+        {
+            "class_path": config["class"],
+            "source": "file://x",
+            "format": config.get("format", {}),
+            "license": license,
+            "provenance": {},
+        },
+        "publish",
+    )
     cost, accuracy = bench.measure_judge_folder(src, name, n=n, seed=seed, architecture=architecture, timing=timing)
     bench.write_results([cost], "cost", results_dir)
     if accuracy:
@@ -68,13 +105,21 @@ def publish(path: str | os.PathLike, name: str, license: str, to: str, registry:
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copytree(stage, dest)
             source, pinned = f"file://{dest.resolve()}", False
-    entry = {"class_path": config["class"], "source": source, "revision_pinned": pinned, "files": files,
-             "format": config["format"], "num_labels": config.get("num_labels", 1),
-             "threshold": config.get("threshold", 0.5), "temperature": config.get("temperature", 1.0),
-             **({"bias": config["bias"]} if config.get("bias") else {}),
-             "architecture": cost.get("architecture") or None, "license": license,
-             "description": f"Published from {src.resolve()} by bertjudge zoo publish.",
-             "provenance": config.get("provenance") or {"note": "the judge.json had no provenance"}}
+    entry = {
+        "class_path": config["class"],
+        "source": source,
+        "revision_pinned": pinned,
+        "files": files,
+        "format": config["format"],
+        "num_labels": config.get("num_labels", 1),
+        "threshold": config.get("threshold", 0.5),
+        "temperature": config.get("temperature", 1.0),
+        **({"bias": config["bias"]} if config.get("bias") else {}),
+        "architecture": cost.get("architecture") or None,
+        "license": license,
+        "description": f"Published from {src.resolve()} by bertjudge zoo publish.",
+        "provenance": config.get("provenance") or {"note": "the judge.json had no provenance"},
+    }
     zoo.append_entry(registry, name, entry)
     return entry
 
@@ -92,26 +137,47 @@ def _upload(folder: Path, repo: str, token: str | None, name: str) -> str:
 def render_readme(registry: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None) -> str:
     """zoo/README.md: the registry and the measured tables, generated from the CSVs."""
     entries = zoo.load_registry(registry)
-    lines = ["# The bertjudge zoo", "",
-             ("<!-- generated by `python -m bertjudge zoo readme` from bertjudge/zoo/registry.yaml and "
-             "benchmarks/results/*.csv; do not edit by hand -->"), "",
-             ("Load any entry with `Judge.load(\"<name>\")` (pulled and verified on first use) or "
-             "`python -m bertjudge zoo pull <name>`."), "",
-             "## Entries", "", "| name | source | pinned | license | description |", "|---|---|---|---|---|"]
+    lines = [
+        "# The bertjudge zoo",
+        "",
+        (
+            "<!-- generated by `python -m bertjudge zoo readme` from bertjudge/zoo/registry.yaml and "
+            "benchmarks/results/*.csv; do not edit by hand -->"
+        ),
+        "",
+        (
+            'Load any entry with `Judge.load("<name>")` (pulled and verified on first use) or '
+            "`python -m bertjudge zoo pull <name>`."
+        ),
+        "",
+        "## Entries",
+        "",
+        "| name | source | pinned | license | description |",
+        "|---|---|---|---|---|",
+    ]
     for name, e in entries.items():
-        lines.append(f"| `{name}` | `{e['source']}` | {'yes' if e['revision_pinned'] else 'no'} "
-                     f"| {e['license']} | {e['description']} |")
-    lines += ["", "## Cost and accuracy", "",
-              ("Measured with `python -m bertjudge bench run` (protocol: benchmarks/README.md). Rows without a "
-              "trained judge (tag `arch`, `direct`, `reasoning`) cost the architecture with random weights; token "
-              "lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
-              f"Accuracy is measured on the frozen real-output test set {bench.EVAL_SET} "
-              "(`data/real/real-test-v1.jsonl.gz`, every row: its 2,615 rows are 2,075 open QA, 180 multiple "
-              "choice, 180 extraction, 180 math), overall and per category, for the judges that run here. "
-              f"Accuracies measured on another set (the synthetic embedded test split, before) are not shown: "
-              f"such rows say \"not measured on {bench.EVAL_SET} yet\". An accuracy the authors quoted on their own "
-              "test set is shown in parentheses with its source; it is not comparable and is left out of the "
-              f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench.EVAL_SET} accuracy)."), ""]
+        lines.append(
+            f"| `{name}` | `{e['source']}` | {'yes' if e['revision_pinned'] else 'no'} "
+            f"| {e['license']} | {e['description']} |"
+        )
+    lines += [
+        "",
+        "## Cost and accuracy",
+        "",
+        (
+            "Measured with `python -m bertjudge bench run` (protocol: benchmarks/README.md). Rows without a "
+            "trained judge (tag `arch`, `direct`, `reasoning`) cost the architecture with random weights; token "
+            "lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
+            f"Accuracy is measured on the frozen real-output test set {bench.EVAL_SET} "
+            "(`data/real/real-test-v1.jsonl.gz`, every row: its 2,615 rows are 2,075 open QA, 180 multiple "
+            "choice, 180 extraction, 180 math), overall and per category, for the judges that run here. "
+            f"Accuracies measured on another set (the synthetic embedded test split, before) are not shown: "
+            f'such rows say "not measured on {bench.EVAL_SET} yet". An accuracy the authors quoted on their own '
+            "test set is shown in parentheses with its source; it is not comparable and is left out of the "
+            f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench.EVAL_SET} accuracy)."
+        ),
+        "",
+    ]
     tables = bench.result_tables(results_dir)
     if not tables:
         lines.append("No results yet: run `python -m bertjudge bench run`.")

@@ -28,8 +28,9 @@ GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data 
 
 
 # ---------------------------------------------------------------- metrics
-def accuracy_interval(correct, n_boot: int = 1000, seed: int = 0, level: float = 0.95,
-                      clusters=None) -> tuple[float, float]:
+def accuracy_interval(
+    correct, n_boot: int = 1000, seed: int = 0, level: float = 0.95, clusters=None
+) -> tuple[float, float]:
     """Percentile bootstrap interval of the mean of 0/1 values (seeded).
 
     Without ``clusters``, rows are resampled with replacement; the number of ones is then
@@ -77,8 +78,9 @@ def borda(accuracy_by_task: dict[str, dict[str, float]]) -> dict[str, float]:
     points: dict[str, float] = defaultdict(float)
     for accuracies in accuracy_by_task.values():
         for model, acc in accuracies.items():
-            points[model] += sum(float(acc > other) + 0.5 * (acc == other)
-                                 for name, other in accuracies.items() if name != model)
+            points[model] += sum(
+                float(acc > other) + 0.5 * (acc == other) for name, other in accuracies.items() if name != model
+            )
     return dict(points)
 
 
@@ -96,11 +98,16 @@ def _tau(x: list[float], y: list[float]) -> float:
 
 
 # ---------------------------------------------------------------- the report
-def _stats(correct: np.ndarray, labels: np.ndarray, verdicts: np.ndarray, n_boot: int, seed: int,
-           questions: np.ndarray) -> dict:
+def _stats(
+    correct: np.ndarray, labels: np.ndarray, verdicts: np.ndarray, n_boot: int, seed: int, questions: np.ndarray
+) -> dict:
     low, high = accuracy_interval(correct, n_boot, seed, clusters=questions)
-    return {"n": int(len(correct)), "accuracy": float(correct.mean()), "ci95": [low, high],
-            "kappa": cohen_kappa(labels, verdicts)}
+    return {
+        "n": int(len(correct)),
+        "accuracy": float(correct.mean()),
+        "ci95": [low, high],
+        "kappa": cohen_kappa(labels, verdicts),
+    }
 
 
 def _leaderboard(records, labels, verdicts, unparsed) -> dict:
@@ -109,8 +116,11 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
     rows = {}
     for model in map(str, sorted(set(models))):
         mask = models == model
-        row = {"n": int(mask.sum()), "label_accuracy": float(labels[mask].mean()),
-               "judge_accuracy": float(verdicts[mask].mean())}
+        row = {
+            "n": int(mask.sum()),
+            "label_accuracy": float(labels[mask].mean()),
+            "judge_accuracy": float(verdicts[mask].mean()),
+        }
         row["delta"] = row["judge_accuracy"] - row["label_accuracy"]
         if unparsed is not None:  # Δ = (Σ_unparsed (verdict − label) + Σ_parsed (verdict − label)) / n
             diff = verdicts[mask] - labels[mask]
@@ -120,12 +130,20 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
     label_ranks = _ranks({m: r["label_accuracy"] for m, r in rows.items()})
     judge_ranks = _ranks({m: r["judge_accuracy"] for m, r in rows.items()})
     for model, row in rows.items():
-        row.update(label_rank=label_ranks[model], judge_rank=judge_ranks[model],
-                   delta_rank=judge_ranks[model] - label_ranks[model])
+        row.update(
+            label_rank=label_ranks[model],
+            judge_rank=judge_ranks[model],
+            delta_rank=judge_ranks[model] - label_ranks[model],
+        )
 
     def per_task(values):
-        return {str(task): {str(m): float(values[(tasks == task) & (models == m)].mean())
-                       for m in sorted(set(models[tasks == task]))} for task in sorted(set(tasks))}
+        return {
+            str(task): {
+                str(m): float(values[(tasks == task) & (models == m)].mean())
+                for m in sorted(set(models[tasks == task]))
+            }
+            for task in sorted(set(tasks))
+        }
 
     label_borda, judge_borda = borda(per_task(labels)), borda(per_task(verdicts))
     names = list(rows)
@@ -137,10 +155,18 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
     }
 
 
-def build_report(records: list[dict], scores: dict[str, np.ndarray], details: dict[str, list[dict]] | None = None,
-                 thresholds: dict[str, float] | None = None, rho: float | None = None,
-                 n_boot: int = 1000, seed: int = 0, n_bins: int = 15,
-                 uncalibrated: dict[str, np.ndarray] | None = None, routing: dict[str, dict] | None = None) -> dict:
+def build_report(
+    records: list[dict],
+    scores: dict[str, np.ndarray],
+    details: dict[str, list[dict]] | None = None,
+    thresholds: dict[str, float] | None = None,
+    rho: float | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    n_bins: int = 15,
+    uncalibrated: dict[str, np.ndarray] | None = None,
+    routing: dict[str, dict] | None = None,
+) -> dict:
     """The evaluation of each judge's ``scores`` (P(correct) per record) against the records' labels.
 
     ``details[judge]`` (optional, e.g. from ``RegexJudge.details``) gives per-row ``unparsed`` flags;
@@ -154,11 +180,18 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
     labels = np.array([r["label"] for r in records], dtype=float)
     groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS}
     # the bootstrap's clusters: the answers to one question (a row without a question is its own)
-    questions = np.array([" ".join(r["question"].split()) if r.get("question") else f"\0row {i}"
-                          for i, r in enumerate(records)])
+    questions = np.array(
+        [" ".join(r["question"].split()) if r.get("question") else f"\0row {i}" for i, r in enumerate(records)]
+    )
     attacks = np.array([str((r.get("meta") or {}).get("attack") or "") for r in records])
-    report = {"n": len(records), "label_positive_rate": float(labels.mean()), "rho": rho,
-              "n_bootstrap": n_boot, "seed": seed, "judges": {}}
+    report = {
+        "n": len(records),
+        "label_positive_rate": float(labels.mean()),
+        "rho": rho,
+        "n_bootstrap": n_boot,
+        "seed": seed,
+        "judges": {},
+    }
     for name, score in scores.items():
         score = np.asarray(score, dtype=float)
         if score.shape != labels.shape:
@@ -175,9 +208,16 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
             result["overall"]["human_accuracy_estimate"] = human_accuracy(result["overall"]["accuracy"], rho)
         for grouping, values in groups.items():
             result[f"by_{grouping}"] = {
-                str(g): _stats(correct[values == g], labels[values == g], verdicts[values == g], n_boot, seed,
-                               questions[values == g])
-                for g in sorted(set(values))}
+                str(g): _stats(
+                    correct[values == g],
+                    labels[values == g],
+                    verdicts[values == g],
+                    n_boot,
+                    seed,
+                    questions[values == g],
+                )
+                for g in sorted(set(values))
+            }
         result["leaderboard"] = _leaderboard(records, labels, verdicts, unparsed)
         if not np.isin(score, (0.0, 1.0)).all():  # probabilistic judge
             grid = np.linspace(0, 1, 101)
@@ -185,33 +225,51 @@ def build_report(records: list[dict], scores: dict[str, np.ndarray], details: di
             result["calibration"] = {
                 "ece": stats.expected_calibration_error(score, labels, n_bins),
                 "reliability": stats.reliability(score, labels, n_bins),
-                "threshold_curve": {"threshold": grid.tolist(),
-                                    "accuracy": stats.accuracy_at_thresholds(score, labels, grid).tolist()},
-                "oracle_threshold": best, "oracle_accuracy": best_acc,
+                "threshold_curve": {
+                    "threshold": grid.tolist(),
+                    "accuracy": stats.accuracy_at_thresholds(score, labels, grid).tolist(),
+                },
+                "oracle_threshold": best,
+                "oracle_accuracy": best_acc,
                 "oracle_threshold_by_category": stats.best_thresholds_by(score, labels, groups["category"]),
                 "ece_if_calibrated": stats.ece_if_calibrated(score, labels, n_bins, seed=seed),
-                "ece_by_data": {str(g): stats.expected_calibration_error(score[groups["data"] == g],
-                                                                              labels[groups["data"] == g], n_bins)
-                                for g in sorted(set(groups["data"]))},
+                "ece_by_data": {
+                    str(g): stats.expected_calibration_error(
+                        score[groups["data"] == g], labels[groups["data"] == g], n_bins
+                    )
+                    for g in sorted(set(groups["data"]))
+                },
                 "ece_if_calibrated_by_data": {
-                    str(g): stats.ece_if_calibrated(score[groups["data"] == g], labels[groups["data"] == g],
-                                                          n_bins, seed=seed)
-                    for g in sorted(set(groups["data"]))},
+                    str(g): stats.ece_if_calibrated(
+                        score[groups["data"] == g], labels[groups["data"] == g], n_bins, seed=seed
+                    )
+                    for g in sorted(set(groups["data"]))
+                },
             }
             if name in (uncalibrated or {}):
                 result["calibration"]["ece_uncalibrated"] = stats.expected_calibration_error(
-                    uncalibrated[name], labels, n_bins)
+                    uncalibrated[name], labels, n_bins
+                )
         if name in (routing or {}):
             result["routing"] = dict(routing[name])
             if rows and "stage" in rows[0]:
                 stage = np.array([row["stage"] for row in rows])
-                result["routing"]["by_stage"] = {str(s): _stats(correct[stage == s], labels[stage == s],
-                                                                verdicts[stage == s], n_boot, seed,
-                                                                questions[stage == s])
-                                                 for s in sorted(set(stage))}
+                result["routing"]["by_stage"] = {
+                    str(s): _stats(
+                        correct[stage == s],
+                        labels[stage == s],
+                        verdicts[stage == s],
+                        n_boot,
+                        seed,
+                        questions[stage == s],
+                    )
+                    for s in sorted(set(stage))
+                }
         if attacks.any():
-            result["attacks"] = {str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
-                                 for kind in sorted(set(attacks) - {""})}
+            result["attacks"] = {
+                str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
+                for kind in sorted(set(attacks) - {""})
+            }
         report["judges"][name] = result
     return report
 
@@ -233,16 +291,20 @@ def _f(value, digits: int = 3) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.{digits}f}"
 
 
-ECE_NOTE = ("ECE (calibrated: mean / 95th percentile, p) compares the ECE with that of the same scores when "
-            "calibrated (labels drawn from the judge's own P(correct)): binned ECE is biased upward on small sets, "
-            "and a p-value above 0.05 means the rows cannot tell this judge from a calibrated one.")
+ECE_NOTE = (
+    "ECE (calibrated: mean / 95th percentile, p) compares the ECE with that of the same scores when "
+    "calibrated (labels drawn from the judge's own P(correct)): binned ECE is biased upward on small sets, "
+    "and a p-value above 0.05 means the rows cannot tell this judge from a calibrated one."
+)
 
 
 def _ece(ece: float | None, if_calibrated: dict | None) -> str:
     if not if_calibrated or ece is None:
         return _f(ece)
-    return (f"{_f(ece)} (calibrated: {_f(if_calibrated['mean'])} / {_f(if_calibrated['q95'])}, "
-            f"p {_f(if_calibrated['p_value'], 2)})")
+    return (
+        f"{_f(ece)} (calibrated: {_f(if_calibrated['mean'])} / {_f(if_calibrated['q95'])}, "
+        f"p {_f(if_calibrated['p_value'], 2)})"
+    )
 
 
 def _acc(stats: dict | None) -> str:
@@ -252,91 +314,215 @@ def _acc(stats: dict | None) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(map(str, row)) + " |" for row in rows), ""]
+    return [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(map(str, row)) + " |" for row in rows),
+        "",
+    ]
 
 
 def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
     """The report as Markdown tables (accuracies with bootstrap 95% intervals)."""
     judges = report["judges"]
     names = list(judges)
-    lines = ["# Judge evaluation", "",
-             f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
-             f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
-             f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); "
-             "κ = Cohen's kappa against the labels.", ""]
+    lines = [
+        "# Judge evaluation",
+        "",
+        f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
+        f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
+        f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); "
+        "κ = Cohen's kappa against the labels.",
+        "",
+    ]
     header = ["judge", "threshold", "accuracy [95% CI]", "κ", "unparsed", "ECE"]
     if report["rho"] is not None:
         header.append(f"est. accuracy vs humans (ρ={report['rho']})")
     rows = []
     for name, res in judges.items():
         overall = res["overall"]
-        row = [name, _f(res["threshold"]), _acc(overall), _f(overall["kappa"]), _f(overall.get("unparsed_rate")),
-               _f(res.get("calibration", {}).get("ece"))]
+        row = [
+            name,
+            _f(res["threshold"]),
+            _acc(overall),
+            _f(overall["kappa"]),
+            _f(overall.get("unparsed_rate")),
+            _f(res.get("calibration", {}).get("ece")),
+        ]
         if report["rho"] is not None:
             row.append(_f(overall["human_accuracy_estimate"]))
         rows.append(row)
     lines += ["## Overall", "", *_table(header, rows)]
     files = sorted({k for res in judges.values() for k in res.get("calibration", {}).get("ece_by_data", {})})
     if len(files) > 1:
-        rows = [[n, *(_ece(judges[n]["calibration"]["ece_by_data"][f],
-                           judges[n]["calibration"].get("ece_if_calibrated_by_data", {}).get(f)) for f in files)]
-                for n in names if "calibration" in judges[n]]
+        rows = [
+            [
+                n,
+                *(
+                    _ece(
+                        judges[n]["calibration"]["ece_by_data"][f],
+                        judges[n]["calibration"].get("ece_if_calibrated_by_data", {}).get(f),
+                    )
+                    for f in files
+                ),
+            ]
+            for n in names
+            if "calibration" in judges[n]
+        ]
         lines += ["## ECE by data file", "", ECE_NOTE, "", *_table(["judge", *files], rows)]
     for grouping in GROUPINGS:
         keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]})
-        rows = [[k, str(judges[names[0]][f"by_{grouping}"][k]["n"])] +
-                [_acc(judges[n][f"by_{grouping}"].get(k)) for n in names] for k in keys]
+        rows = [
+            [k, str(judges[names[0]][f"by_{grouping}"][k]["n"])]
+            + [_acc(judges[n][f"by_{grouping}"].get(k)) for n in names]
+            for k in keys
+        ]
         lines += [f"## Accuracy by {grouping.replace('_', ' ')}", "", *_table([grouping, "n", *names], rows)]
-    lines += ["## Leaderboards", "",
-              "Accuracy of each candidate model as the labels measure it and as the judge measures it "
-              "(fraction of its answers judged correct); rank 1 = best. For judges that report parse failures, "
-              "Δ splits into rows the judge could not parse and rows it parsed but misjudged.", ""]
+    lines += [
+        "## Leaderboards",
+        "",
+        "Accuracy of each candidate model as the labels measure it and as the judge measures it "
+        "(fraction of its answers judged correct); rank 1 = best. For judges that report parse failures, "
+        "Δ splits into rows the judge could not parse and rows it parsed but misjudged.",
+        "",
+    ]
     for name, res in judges.items():
         board = res["leaderboard"]
         split = any("delta_parse_failures" in row for row in board["models"].values())
-        header = ["model", "n", "label acc", "judge acc", "Δacc", *(["Δ parse fail", "Δ post-parse"] if split else []),
-                  "label rank", "judge rank", "Δrank", "Borda (labels)", "Borda (judge)"]
-        rows = [[m, row["n"], _f(row["label_accuracy"]), _f(row["judge_accuracy"]), _f(row["delta"]),
-                 *([_f(row["delta_parse_failures"]), _f(row["delta_post_parse"])] if split else []),
-                 int(row["label_rank"]), int(row["judge_rank"]), f"{row['delta_rank']:+.0f}",
-                 _f(board["borda"][m]["label_points"], 1), _f(board["borda"][m]["judge_points"], 1)]
-                for m, row in sorted(board["models"].items(), key=lambda item: item[1]["label_rank"])]
-        lines += [f"### {name}", "", f"Kendall τ (model accuracies): {_f(board['kendall_tau'])}; "
-                  f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}", "", *_table(header, rows)]
+        header = [
+            "model",
+            "n",
+            "label acc",
+            "judge acc",
+            "Δacc",
+            *(["Δ parse fail", "Δ post-parse"] if split else []),
+            "label rank",
+            "judge rank",
+            "Δrank",
+            "Borda (labels)",
+            "Borda (judge)",
+        ]
+        rows = [
+            [
+                m,
+                row["n"],
+                _f(row["label_accuracy"]),
+                _f(row["judge_accuracy"]),
+                _f(row["delta"]),
+                *([_f(row["delta_parse_failures"]), _f(row["delta_post_parse"])] if split else []),
+                int(row["label_rank"]),
+                int(row["judge_rank"]),
+                f"{row['delta_rank']:+.0f}",
+                _f(board["borda"][m]["label_points"], 1),
+                _f(board["borda"][m]["judge_points"], 1),
+            ]
+            for m, row in sorted(board["models"].items(), key=lambda item: item[1]["label_rank"])
+        ]
+        lines += [
+            f"### {name}",
+            "",
+            f"Kendall τ (model accuracies): {_f(board['kendall_tau'])}; "
+            f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}",
+            "",
+            *_table(header, rows),
+        ]
     probabilistic = [n for n in names if "calibration" in judges[n]]
     if probabilistic:
-        rows = [[n, _ece(judges[n]["calibration"]["ece"], judges[n]["calibration"].get("ece_if_calibrated")),
-                 _f(judges[n]["calibration"].get("ece_uncalibrated")),
-                 _f(judges[n]["threshold"]),
-                 _acc(judges[n]["overall"]), _f(judges[n]["calibration"]["oracle_threshold"]),
-                 _f(judges[n]["calibration"]["oracle_accuracy"]),
-                 ", ".join(f"{c} {_f(t)}" for c, t in judges[n]["calibration"]["oracle_threshold_by_category"].items())]
-                for n in probabilistic]
-        lines += ["## Calibration", "", "The oracle threshold is chosen on this data itself (an optimistic bound). "
-                  + ECE_NOTE, "",
-                  *_table(["judge", "ECE (15 bins)", "ECE before temperature", "threshold", "accuracy", "oracle threshold", "oracle accuracy",
-                            "oracle threshold by category"], rows)]
+        rows = [
+            [
+                n,
+                _ece(judges[n]["calibration"]["ece"], judges[n]["calibration"].get("ece_if_calibrated")),
+                _f(judges[n]["calibration"].get("ece_uncalibrated")),
+                _f(judges[n]["threshold"]),
+                _acc(judges[n]["overall"]),
+                _f(judges[n]["calibration"]["oracle_threshold"]),
+                _f(judges[n]["calibration"]["oracle_accuracy"]),
+                ", ".join(f"{c} {_f(t)}" for c, t in judges[n]["calibration"]["oracle_threshold_by_category"].items()),
+            ]
+            for n in probabilistic
+        ]
+        lines += [
+            "## Calibration",
+            "",
+            "The oracle threshold is chosen on this data itself (an optimistic bound). " + ECE_NOTE,
+            "",
+            *_table(
+                [
+                    "judge",
+                    "ECE (15 bins)",
+                    "ECE before temperature",
+                    "threshold",
+                    "accuracy",
+                    "oracle threshold",
+                    "oracle accuracy",
+                    "oracle threshold by category",
+                ],
+                rows,
+            ),
+        ]
     routed = [n for n in names if "routing" in judges[n]]
     if routed:
-        rows = [[n, stage, _f(s["fraction"]), s["seen"], _acc(judges[n]["routing"].get("by_stage", {}).get(stage)),
-                 _f(s["seconds"], 1)]
-                for n in routed for stage, s in judges[n]["routing"]["stages"].items()]
-        saved = [[n, _f(r["seconds"], 1), r["reference_stage"], _f(r["reference_seconds_estimate"], 1),
-                  _f(r["compute_saved_estimate"])] for n in routed for r in [judges[n]["routing"]]]
-        lines += ["## Routing", "", ("Rows decided by each stage of the routing judges (fraction of all rows), "
-                                     "rows it scored, accuracy on the rows it decided, and its wall time."), "",
-                  *_table(["judge", "stage", "fraction decided", "rows scored", "accuracy [95% CI]", "seconds"], rows),
-                  ("Compute saved is an estimate from measured per-row times: the judge's wall time against "
-                   "the last stage's seconds per row × all rows."), "",
-                  *_table(["judge", "seconds", "last stage", "est. seconds of the last stage on all rows",
-                           "compute saved (est.)"], saved)]
+        rows = [
+            [
+                n,
+                stage,
+                _f(s["fraction"]),
+                s["seen"],
+                _acc(judges[n]["routing"].get("by_stage", {}).get(stage)),
+                _f(s["seconds"], 1),
+            ]
+            for n in routed
+            for stage, s in judges[n]["routing"]["stages"].items()
+        ]
+        saved = [
+            [
+                n,
+                _f(r["seconds"], 1),
+                r["reference_stage"],
+                _f(r["reference_seconds_estimate"], 1),
+                _f(r["compute_saved_estimate"]),
+            ]
+            for n in routed
+            for r in [judges[n]["routing"]]
+        ]
+        lines += [
+            "## Routing",
+            "",
+            (
+                "Rows decided by each stage of the routing judges (fraction of all rows), "
+                "rows it scored, accuracy on the rows it decided, and its wall time."
+            ),
+            "",
+            *_table(["judge", "stage", "fraction decided", "rows scored", "accuracy [95% CI]", "seconds"], rows),
+            (
+                "Compute saved is an estimate from measured per-row times: the judge's wall time against "
+                "the last stage's seconds per row × all rows."
+            ),
+            "",
+            *_table(
+                [
+                    "judge",
+                    "seconds",
+                    "last stage",
+                    "est. seconds of the last stage on all rows",
+                    "compute saved (est.)",
+                ],
+                saved,
+            ),
+        ]
     attack_kinds = sorted({k for res in judges.values() for k in res.get("attacks", {})})
     if attack_kinds:
-        rows = [[k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]
-                for k in attack_kinds]
-        lines += ["## Adversarial suites", "", "Pass rate = fraction of attacked rows judged as labelled.", "",
-                  *_table(["attack", "n", *names], rows)]
+        rows = [
+            [k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]
+            for k in attack_kinds
+        ]
+        lines += [
+            "## Adversarial suites",
+            "",
+            "Pass rate = fraction of attacked rows judged as labelled.",
+            "",
+            *_table(["attack", "n", *names], rows),
+        ]
     if plots:
         lines += ["## Plots", "", *(f"![{title}]({file})" for title, file in plots.items()), ""]
     return "\n".join(lines)
@@ -353,8 +539,13 @@ def _plot_leaderboards(report: dict, path: Path) -> Path:
     for name, res in report["judges"].items():
         models = res["leaderboard"]["models"].values()
         ax.scatter([m["label_accuracy"] for m in models], [m["judge_accuracy"] for m in models], s=14, label=name)
-    ax.set(xlabel="model accuracy (labels)", ylabel="model accuracy (judge)", xlim=(0, 1), ylim=(0, 1),
-           title="Candidate-model leaderboards")
+    ax.set(
+        xlabel="model accuracy (labels)",
+        ylabel="model accuracy (judge)",
+        xlim=(0, 1),
+        ylim=(0, 1),
+        title="Candidate-model leaderboards",
+    )
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path)
@@ -370,10 +561,15 @@ def write_report(report: dict, out: str | Path) -> dict[str, Path]:
     probabilistic = {n: res["calibration"] for n, res in report["judges"].items() if "calibration" in res}
     if probabilistic:
         plots["reliability"] = plots_module.plot_reliability(
-            {n: c["reliability"] for n, c in probabilistic.items()}, out / "reliability.png")
+            {n: c["reliability"] for n, c in probabilistic.items()}, out / "reliability.png"
+        )
         plots["accuracy vs threshold"] = plots_module.plot_threshold_curves(
-            {n: (c["threshold_curve"]["threshold"], c["threshold_curve"]["accuracy"]) for n, c in probabilistic.items()},
-            out / "threshold.png")
+            {
+                n: (c["threshold_curve"]["threshold"], c["threshold_curve"]["accuracy"])
+                for n, c in probabilistic.items()
+            },
+            out / "threshold.png",
+        )
     (out / "report.json").write_text(json.dumps(_json_ready(report), indent=2, ensure_ascii=False) + "\n")
     (out / "report.md").write_text(render_markdown(report, {k: p.name for k, p in plots.items()}), encoding="utf-8")
     return {"report.json": out / "report.json", "report.md": out / "report.md", **plots}
@@ -387,15 +583,16 @@ def load_labelled(specs: list[str]) -> list[dict]:
         recs = [{**r, "data": Path(spec).name} for r in load_source(spec)]
         missing = [r for r in recs if r["label"] is None]
         if missing:
-            raise RecordError(f"{spec}: {len(missing)} of {len(recs)} records have no label (first id "
-                              f"{missing[0]['id']!r}); evaluate compares judges against labels — "
-                              "score unlabelled data with `python -m bertjudge judge` instead")
+            raise RecordError(
+                f"{spec}: {len(missing)} of {len(recs)} records have no label (first id "
+                f"{missing[0]['id']!r}); evaluate compares judges against labels — "
+                "score unlabelled data with `python -m bertjudge judge` instead"
+            )
         records += recs
     return records
 
 
-def run_judges(judges: dict[str, BaseJudge], records: list[dict], batch_size: int = 32,
-               progress: bool = False) -> dict:
+def run_judges(judges: dict[str, BaseJudge], records: list[dict], batch_size: int = 32, progress: bool = False) -> dict:
     """Score ``records`` with each judge, one pass each. Returns the keyword arguments of
     ``build_report`` besides the records: ``scores``, ``details``, ``thresholds``, ``uncalibrated``
     (the scores of trained judges before temperature and bias) and ``routing`` (routing judges)."""
@@ -411,4 +608,3 @@ def run_judges(judges: dict[str, BaseJudge], records: list[dict], batch_size: in
             out["routing"][key] = described["routing"]
         out["thresholds"][key] = float(judge.threshold)
     return out
-

@@ -46,8 +46,11 @@ def completion_text(completion) -> str:
     if isinstance(completion, dict):
         completion = [completion]
     if isinstance(completion, list):
-        return "\n".join(message_text(m.get("content")) for m in completion
-                         if isinstance(m, dict) and m.get("role", "assistant") == "assistant")
+        return "\n".join(
+            message_text(m.get("content"))
+            for m in completion
+            if isinstance(m, dict) and m.get("role", "assistant") == "assistant"
+        )
     raise TypeError(f"a completion must be a string or a list of messages, got {type(completion).__name__}")
 
 
@@ -77,10 +80,19 @@ class BertJudgeReward:
         revision, device, dtype: passed to ``Judge.load`` when ``judge`` is a spec.
     """
 
-    def __init__(self, judge: BaseJudge | str | os.PathLike, reference_column: str = "reference",
-                 question_column: str | None = None, category_column: str | None = None, hard: bool = False,
-                 batch_size: int = 32, name: str | None = None, revision: str | None = None,
-                 device: str | None = None, dtype: str | None = None):
+    def __init__(
+        self,
+        judge: BaseJudge | str | os.PathLike,
+        reference_column: str = "reference",
+        question_column: str | None = None,
+        category_column: str | None = None,
+        hard: bool = False,
+        batch_size: int = 32,
+        name: str | None = None,
+        revision: str | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+    ):
         if isinstance(judge, BaseJudge):
             if revision is not None or device is not None or dtype is not None:
                 raise ValueError("revision, device and dtype apply to a judge spec; place a loaded judge yourself")
@@ -94,8 +106,10 @@ class BertJudgeReward:
     def _column(self, kwargs: dict, column: str, n: int) -> list:
         if column not in kwargs:
             found = sorted(k for k, v in kwargs.items() if isinstance(v, (list, tuple)))
-            raise KeyError(f"{self.__name__}: no {column!r} column among the reward function's inputs "
-                           f"(dataset columns: {found or 'none'}); name it with reference_column=/question_column=")
+            raise KeyError(
+                f"{self.__name__}: no {column!r} column among the reward function's inputs "
+                f"(dataset columns: {found or 'none'}); name it with reference_column=/question_column="
+            )
         values = list(kwargs[column])
         if len(values) != n:
             raise ValueError(f"{self.__name__}: column {column!r} has {len(values)} values for {n} completions")
@@ -107,12 +121,19 @@ class BertJudgeReward:
         if len(prompts) != n:
             raise ValueError(f"{self.__name__}: {len(prompts)} prompts for {n} completions")
         references = self._column(kwargs, self.reference_column, n)
-        questions = self._column(kwargs, self.question_column, n) if self.question_column \
+        questions = (
+            self._column(kwargs, self.question_column, n)
+            if self.question_column
             else [prompt_question(p) for p in prompts]
+        )
         categories = self._column(kwargs, self.category_column, n) if self.category_column else [None] * n
-        return [normalize({"question": q, "candidate": completion_text(c), "references": r, "category": k},
-                          f"{self.__name__}: completion {i} (column {self.reference_column!r})")
-                for i, (q, c, r, k) in enumerate(zip(questions, completions, references, categories))]
+        return [
+            normalize(
+                {"question": q, "candidate": completion_text(c), "references": r, "category": k},
+                f"{self.__name__}: completion {i} (column {self.reference_column!r})",
+            )
+            for i, (q, c, r, k) in enumerate(zip(questions, completions, references, categories))
+        ]
 
     def __call__(self, prompts: list, completions: list, **kwargs) -> list[float | None]:
         """One reward per completion (``None`` where the judge gives no verdict); TRL's extra keyword arguments

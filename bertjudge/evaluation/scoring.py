@@ -101,8 +101,9 @@ def check_paths(input_path: str | os.PathLike, output_path: str | os.PathLike) -
         raise NotADirectoryError(f"{out.parent}: is not a directory, so {out} cannot be written")
     for target, what in ((out, "output"), (partial_path(out), "partial file")):
         if _same_file(inp, target):
-            raise RecordError(f"{out}: the {what} would overwrite the input file {inp}; write the scores to "
-                              "another file")
+            raise RecordError(
+                f"{out}: the {what} would overwrite the input file {inp}; write the scores to another file"
+            )
     if partial_path(out).is_dir():
         raise IsADirectoryError(f"{partial_path(out)}: is a directory, not a partial score file")
 
@@ -123,8 +124,12 @@ def judge_fingerprint(judge) -> dict[str, str]:
     included); a routing judge, its options and its parts' fingerprints (``model/…``, ``expensive/…``,
     ``rules/…``); any other judge (``regex``, ``contains``, prompted), its class, name and configuration."""
     if isinstance(judge, CascadeJudge):
-        found = {"class": _class_path(judge), "name": judge.name, "rules_accept": judge.rules_accept,
-                 "band": ",".join(f"{x:g}" for x in judge.band)}
+        found = {
+            "class": _class_path(judge),
+            "name": judge.name,
+            "rules_accept": judge.rules_accept,
+            "band": ",".join(f"{x:g}" for x in judge.band),
+        }
         for part in ("rules", "model", "expensive"):
             sub = getattr(judge, part, None)
             if sub is not None:
@@ -133,8 +138,11 @@ def judge_fingerprint(judge) -> dict[str, str]:
     own = getattr(judge, "fingerprint", None)
     if callable(own):
         return {str(key): str(value) for key, value in own().items()}
-    config = judge.config() if callable(getattr(judge, "config", None)) else {
-        "threshold": float(getattr(judge, "threshold", 0.5)), "temperature": getattr(judge, "temperature", None)}
+    config = (
+        judge.config()
+        if callable(getattr(judge, "config", None))
+        else {"threshold": float(getattr(judge, "threshold", 0.5)), "temperature": getattr(judge, "temperature", None)}
+    )
     return {"class": _class_path(judge), "name": judge.name, "config": _digest(config)}
 
 
@@ -150,38 +158,52 @@ def _changed_fields(stored: dict, raw: dict) -> list[str]:
     return [key for key in keys if stored.get(key) != raw.get(key)]
 
 
-def _load_partial(partial: Path, lines: list, located: list, judge_name: str,
-                  fingerprint: dict[str, str]) -> dict[str, dict]:
+def _load_partial(
+    partial: Path, lines: list, located: list, judge_name: str, fingerprint: dict[str, str]
+) -> dict[str, dict]:
     """Rows (by id) already scored by an interrupted run, from the complete lines of its partial file;
     refused if the judge, or any field of a row, changed since."""
     if not lines:
         return {}
     where, header = lines[0]
     if not (isinstance(header, dict) and header.get("bertjudge") == PARTIAL_FORMAT):
-        raise RecordError(f"{where}: not a partial score file of this version of bertjudge (no header line); "
-                          f"{RESTART_HINT}")
+        raise RecordError(
+            f"{where}: not a partial score file of this version of bertjudge (no header line); {RESTART_HINT}"
+        )
     if header.get("version") != PARTIAL_VERSION or not isinstance(header.get("fingerprint"), dict):
-        raise RecordError(f"{where}: a partial score file of another version of bertjudge "
-                          f"(version {header.get('version')!r}); {RESTART_HINT}")
+        raise RecordError(
+            f"{where}: a partial score file of another version of bertjudge "
+            f"(version {header.get('version')!r}); {RESTART_HINT}"
+        )
     old = header["fingerprint"]
     changed = [key for key in dict.fromkeys([*old, *fingerprint]) if old.get(key) != fingerprint.get(key)]
     if changed:
-        who = f"judge {header.get('judge')!r}, now {judge_name!r}" if header.get("judge") != judge_name \
+        who = (
+            f"judge {header.get('judge')!r}, now {judge_name!r}"
+            if header.get("judge") != judge_name
             else f"judge {judge_name!r}"
+        )
         shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
-        raise RecordError(f"{partial}: the judge changed since these rows were scored ({who}: {shown} differ); "
-                          f"{RESTART_HINT}")
+        raise RecordError(
+            f"{partial}: the judge changed since these rows were scored ({who}: {shown} differ); {RESTART_HINT}"
+        )
     current = {rec["id"]: (place, raw, row_hash(rec)) for place, raw, rec in located}
     done, first = {}, {}
     for where, line in lines[1:]:
-        if not (isinstance(line, dict) and isinstance(line.get("row"), dict) and isinstance(line["row"].get("id"), str)
-                and isinstance(line.get("row_hash"), str)):
+        if not (
+            isinstance(line, dict)
+            and isinstance(line.get("row"), dict)
+            and isinstance(line["row"].get("id"), str)
+            and isinstance(line.get("row_hash"), str)
+        ):
             raise RecordError(f"{where}: not a scored row (the partial file is corrupted); {RESTART_HINT}")
         row = line["row"]
         rid = row["id"]
         if rid in first:
-            raise RecordError(f"{where}: row {rid!r} is there twice (first at line {first[rid]}); the partial file "
-                              f"is corrupted; {RESTART_HINT}")
+            raise RecordError(
+                f"{where}: row {rid!r} is there twice (first at line {first[rid]}); the partial file "
+                f"is corrupted; {RESTART_HINT}"
+            )
         first[rid] = where.rpartition(":")[2]
         if rid not in current:
             raise RecordError(f"{where}: row {rid!r} is no longer in the input; {RESTART_HINT}")
@@ -191,8 +213,9 @@ def _load_partial(partial: Path, lines: list, located: list, judge_name: str,
             what = f"field(s) {', '.join(map(repr, fields))} changed" if fields else "the row changed"
             raise RecordError(f"{where}: row {rid!r} was scored from other input ({place}: {what}); {RESTART_HINT}")
         if row.get("judge") != judge_name:
-            raise RecordError(f"{where}: row {rid!r} was scored by judge {row.get('judge')!r}, not {judge_name!r}; "
-                              f"{RESTART_HINT}")
+            raise RecordError(
+                f"{where}: row {rid!r} was scored by judge {row.get('judge')!r}, not {judge_name!r}; {RESTART_HINT}"
+            )
         done[rid] = row
     return done
 
@@ -211,8 +234,9 @@ class _PartialFile:
                 try:
                     fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
-                    raise ScoringError(f"{path}: another run is writing this partial file; wait for it or "
-                                       "write to another output") from None
+                    raise ScoringError(
+                        f"{path}: another run is writing this partial file; wait for it or write to another output"
+                    ) from None
             if restart:
                 os.ftruncate(self.fd, 0)
         except BaseException:
@@ -267,13 +291,20 @@ def score_isolated(judge, records: list[dict], batch_size: int) -> list[float | 
     size = batch_size if len(records) > batch_size else 1
     out: list[float | BaseException] = []
     for start in range(0, len(records), size):
-        out += score_isolated(judge, records[start: start + size], batch_size)
+        out += score_isolated(judge, records[start : start + size], batch_size)
     return out
 
 
-def score_file(judge, input_path: str | Path, output_path: str | Path, batch_size: int = 32,
-               chunk_size: int = 256, progress: bool = True, strict: bool = False,
-               restart: bool = False) -> ScoreSummary:
+def score_file(
+    judge,
+    input_path: str | Path,
+    output_path: str | Path,
+    batch_size: int = 32,
+    chunk_size: int = 256,
+    progress: bool = True,
+    strict: bool = False,
+    restart: bool = False,
+) -> ScoreSummary:
     """Score every row of ``input_path`` with ``judge`` into ``output_path`` (JSONL or Parquet).
 
     A row the judge fails on is written with ``score`` and ``verdict`` null and an ``error``, and counted
@@ -302,25 +333,31 @@ def score_file(judge, input_path: str | Path, output_path: str | Path, batch_siz
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(located), initial=len(located) - len(todo), desc=f"judging {input_path}",
-                       unit="row")
+            bar = tqdm(total=len(located), initial=len(located) - len(todo), desc=f"judging {input_path}", unit="row")
         try:
             for start in range(0, len(todo), chunk_size):
-                chunk = todo[start: start + chunk_size]
+                chunk = todo[start : start + chunk_size]
                 results = score_isolated(judge, [rec for _, _, rec in chunk], batch_size)
                 lines_out = []
                 for (where, raw, rec), result in zip(chunk, results):
                     if isinstance(result, BaseException):
                         if strict:
                             file.write(lines_out)
-                            raise RowFailed(f"{where}: row {rec['id']!r} could not be scored by {judge_name} "
-                                            f"({error_text(result)}); stopped (--strict); the rows scored before "
-                                            f"it are kept in {partial}") from result
+                            raise RowFailed(
+                                f"{where}: row {rec['id']!r} could not be scored by {judge_name} "
+                                f"({error_text(result)}); stopped (--strict); the rows scored before "
+                                f"it are kept in {partial}"
+                            ) from result
                         fields = {"score": None, "verdict": None, "error": error_text(result)}
                     else:
                         fields = verdict_fields(result, judge.threshold)
-                    row = {**{k: v for k, v in raw.items() if k not in SCORING_FIELDS}, "id": rec["id"], **fields,
-                           "judge": judge_name, "input_hash": input_hash(rec)}
+                    row = {
+                        **{k: v for k, v in raw.items() if k not in SCORING_FIELDS},
+                        "id": rec["id"],
+                        **fields,
+                        "judge": judge_name,
+                        "input_hash": input_hash(rec),
+                    }
                     done[rec["id"]] = row
                     lines_out.append({"row_hash": row_hash(rec), "row": row})
                 file.write(lines_out)
@@ -333,8 +370,11 @@ def score_file(judge, input_path: str | Path, output_path: str | Path, batch_siz
         partial.unlink()
     finally:
         file.close()
-    failures = [(where, rec["id"], done[rec["id"]]["error"]) for where, _, rec in located
-                if done[rec["id"]].get("error") is not None and done[rec["id"]].get("score") is None]
+    failures = [
+        (where, rec["id"], done[rec["id"]]["error"])
+        for where, _, rec in located
+        if done[rec["id"]].get("error") is not None and done[rec["id"]].get("score") is None
+    ]
     first = f"{failures[0][0]}: row {failures[0][1]!r}: {failures[0][2]}" if failures else None
     return ScoreSummary(output, len(located), resumed, len(failures), first)
 
@@ -362,7 +402,13 @@ class ScoreFileWriter(BasePredictionWriter):
             return
         rows = []
         for rec in trainer.datamodule.records["predict"]:
-            rows.append({**rec, **verdict_fields(scores[rec["id"]], pl_module.threshold),
-                         "judge": pl_module.name, "input_hash": input_hash(rec)})
+            rows.append(
+                {
+                    **rec,
+                    **verdict_fields(scores[rec["id"]], pl_module.threshold),
+                    "judge": pl_module.name,
+                    "input_hash": input_hash(rec),
+                }
+            )
         write_records(self.output, rows)
         print(f"wrote {len(rows)} scores to {self.output}")

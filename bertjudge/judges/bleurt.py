@@ -30,9 +30,20 @@ from bertjudge.core.judge_file import JudgeFileError
 from bertjudge.core.stats import best_threshold
 from bertjudge.judges.base import WEIGHTS, JudgeModule
 
-BERT_KEYS = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
-             "hidden_act", "hidden_dropout_prob", "attention_probs_dropout_prob", "max_position_embeddings",
-             "type_vocab_size", "layer_norm_eps", "pad_token_id")
+BERT_KEYS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "hidden_act",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "max_position_embeddings",
+    "type_vocab_size",
+    "layer_norm_eps",
+    "pad_token_id",
+)
 
 
 class ProjectedEmbeddings(nn.Module):
@@ -62,15 +73,21 @@ class BleurtRegressor(nn.Module):
         self.classifier = nn.Linear(config.hidden_size, 1)
 
     def forward(self, input_ids, attention_mask, token_type_ids) -> torch.Tensor:
-        pooled = self.bert(input_ids=input_ids, attention_mask=attention_mask,
-                           token_type_ids=token_type_ids).pooler_output
+        pooled = self.bert(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).pooler_output
         return self.classifier(self.dropout(pooled))[:, 0]
 
     # the checkpoint's names <-> ours
     def _renames(self) -> list[tuple[str, str]]:
-        pairs = [("bleurt.encoder.embedding_projection.", "bert.embeddings.projection."),
-                 ("bleurt.embeddings.", "bert.embeddings.inner.")] \
-            if isinstance(self.bert.embeddings, ProjectedEmbeddings) else []
+        pairs = (
+            [
+                ("bleurt.encoder.embedding_projection.", "bert.embeddings.projection."),
+                ("bleurt.embeddings.", "bert.embeddings.inner."),
+            ]
+            if isinstance(self.bert.embeddings, ProjectedEmbeddings)
+            else []
+        )
         return pairs + [("bleurt.", "bert.")]
 
     def load_bleurt_state_dict(self, state: dict) -> None:
@@ -80,14 +97,16 @@ class BleurtRegressor(nn.Module):
                 continue  # buffers
             for theirs, ours in self._renames():
                 if key.startswith(theirs):
-                    key = ours + key[len(theirs):]
+                    key = ours + key[len(theirs) :]
                     break
             renamed[key] = value
         ours = {k for k in self.state_dict() if not k.endswith(("position_ids", "token_type_ids"))}
         missing, unexpected = ours - set(renamed), set(renamed) - ours
         if missing or unexpected:
-            raise ValueError(f"not a BLEURT checkpoint of this shape: missing {sorted(missing)[:5]}, "
-                             f"unexpected {sorted(unexpected)[:5]}")
+            raise ValueError(
+                f"not a BLEURT checkpoint of this shape: missing {sorted(missing)[:5]}, "
+                f"unexpected {sorted(unexpected)[:5]}"
+            )
         self.load_state_dict(renamed, strict=False)
 
     def bleurt_state_dict(self) -> dict:
@@ -97,7 +116,7 @@ class BleurtRegressor(nn.Module):
                 continue
             for theirs, ours in self._renames():
                 if key.startswith(ours):
-                    key = theirs + key[len(ours):]
+                    key = theirs + key[len(ours) :]
                     break
             out[key] = value.contiguous()
         return out
@@ -126,7 +145,11 @@ def load_checkpoint(path: str) -> tuple[BleurtRegressor, object]:
 
 def load_tokenizer(folder: Path):
     """WordPiece (``vocab.txt``: BLEURT, bleurt-base…) or SentencePiece (``spm.model``: BLEURT-20)."""
-    settings = json.loads((folder / "tokenizer_config.json").read_text()) if (folder / "tokenizer_config.json").is_file() else {}
+    settings = (
+        json.loads((folder / "tokenizer_config.json").read_text())
+        if (folder / "tokenizer_config.json").is_file()
+        else {}
+    )
     lower = settings.get("do_lower_case", (folder / "vocab.txt").is_file())  # BLEURT-20 (spm) is cased
     if (folder / "vocab.txt").is_file():
         from transformers import BertTokenizer
@@ -138,9 +161,17 @@ def load_tokenizer(folder: Path):
     if (folder / "spm.model").is_file():  # BleurtSPTokenizer is a DebertaV2Tokenizer with BERT's specials
         from transformers import DebertaV2Tokenizer
 
-        tokenizer = DebertaV2Tokenizer(vocab_file=str(folder / "spm.model"), do_lower_case=lower,
-                                       bos_token="[CLS]", eos_token="[SEP]", unk_token="[UNK]", sep_token="[SEP]",
-                                       pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]")
+        tokenizer = DebertaV2Tokenizer(
+            vocab_file=str(folder / "spm.model"),
+            do_lower_case=lower,
+            bos_token="[CLS]",
+            eos_token="[SEP]",
+            unk_token="[UNK]",
+            sep_token="[SEP]",
+            pad_token="[PAD]",
+            cls_token="[CLS]",
+            mask_token="[MASK]",
+        )
         tokenizer.source_files = [folder / "spm.model"]
         return tokenizer
     raise FileNotFoundError(f"{folder}: no vocab.txt or spm.model for the BLEURT tokenizer")
@@ -161,10 +192,19 @@ class BleurtJudge(JudgeModule):
 
     judge_kind = "bleurt"
 
-    def __init__(self, checkpoint: str = "lucadiliello/BLEURT-20-D12", format: JudgeFormat | None = None,
-                 bleurt_threshold: float = 0.5, fit_threshold_on_val: bool = True, lr: float = 2e-5,
-                 warmup_ratio: float = 0.05, weight_decay: float = 0.01, effective_batch_size: int | None = 32,
-                 temperature: float = 0.1, bias: float = 0.0):
+    def __init__(
+        self,
+        checkpoint: str = "lucadiliello/BLEURT-20-D12",
+        format: JudgeFormat | None = None,
+        bleurt_threshold: float = 0.5,
+        fit_threshold_on_val: bool = True,
+        lr: float = 2e-5,
+        warmup_ratio: float = 0.05,
+        weight_decay: float = 0.01,
+        effective_batch_size: int | None = 32,
+        temperature: float = 0.1,
+        bias: float = 0.0,
+    ):
         format = format or JudgeFormat(order="RC", max_length=512)
         super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, 0.5, temperature, bias)
         if "Q" in self.format.order or self.format.markers != "separators":
@@ -228,7 +268,9 @@ class BleurtJudge(JudgeModule):
         (folder / "config.json").write_text(json.dumps(self.model.bleurt_config, indent=2) + "\n")
         for source in self.tokenizer.source_files:  # the checkpoint's own tokenizer files, as it shipped them
             shutil.copyfile(source, folder / source.name)
-        (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": getattr(self.tokenizer, "do_lower_case", False)}) + "\n")
+        (folder / "tokenizer_config.json").write_text(
+            json.dumps({"do_lower_case": getattr(self.tokenizer, "do_lower_case", False)}) + "\n"
+        )
 
     def judge_config(self) -> dict:
         return {**super().judge_config(), "bleurt_threshold": self.bleurt_threshold}
@@ -242,10 +284,17 @@ class BleurtJudge(JudgeModule):
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
             raise JudgeFileError(f"{folder / 'judge.json'}: 'bleurt_threshold' must be a number, got {threshold!r}")
         if model_config.get("model_type") != "bleurt":
-            raise JudgeFileError(f"{folder / 'config.json'}: model_type {model_config.get('model_type')!r}, not 'bleurt'")
+            raise JudgeFileError(
+                f"{folder / 'config.json'}: model_type {model_config.get('model_type')!r}, not 'bleurt'"
+            )
         try:
-            return cls(checkpoint=str(folder), format=saved, bleurt_threshold=threshold,
-                       temperature=config["temperature"], bias=config.get("bias", 0.0))
+            return cls(
+                checkpoint=str(folder),
+                format=saved,
+                bleurt_threshold=threshold,
+                temperature=config["temperature"],
+                bias=config.get("bias", 0.0),
+            )
         except ValueError as err:
             if "not a BLEURT checkpoint" not in str(err):
                 raise
@@ -254,5 +303,7 @@ class BleurtJudge(JudgeModule):
     def check_built(self, folder: Path, model_config: dict) -> None:
         vocab = model_config.get("vocab_size")
         if isinstance(vocab, int) and len(self.tokenizer) > vocab:
-            raise JudgeFileError(f"{folder}: the tokenizer has {len(self.tokenizer)} tokens, more than the {vocab} "
-                                 f"embeddings of {WEIGHTS}; the tokenizer files and the weights do not belong together")
+            raise JudgeFileError(
+                f"{folder}: the tokenizer has {len(self.tokenizer)} tokens, more than the {vocab} "
+                f"embeddings of {WEIGHTS}; the tokenizer files and the weights do not belong together"
+            )

@@ -31,12 +31,22 @@ class EncoderJudge(JudgeModule):
 
     judge_kind = "encoder"
 
-    def __init__(self, backbone: str = "sentence-transformers/all-MiniLM-L6-v2", format: JudgeFormat | None = None,
-                 num_labels: int = 1, dropout: float | None = None, pretrained: bool = True,
-                 attn_implementation: str | None = None,
-                 lr: float = 2e-5, warmup_ratio: float = 0.05, weight_decay: float = 0.01,
-                 effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0,
-                 bias: float = 0.0):
+    def __init__(
+        self,
+        backbone: str = "sentence-transformers/all-MiniLM-L6-v2",
+        format: JudgeFormat | None = None,
+        num_labels: int = 1,
+        dropout: float | None = None,
+        pretrained: bool = True,
+        attn_implementation: str | None = None,
+        lr: float = 2e-5,
+        warmup_ratio: float = 0.05,
+        weight_decay: float = 0.01,
+        effective_batch_size: int | None = 32,
+        threshold: float = 0.5,
+        temperature: float = 1.0,
+        bias: float = 0.0,
+    ):
         super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, threshold, temperature, bias)
         if num_labels not in (1, 2):
             raise ValueError(f"num_labels must be 1 or 2, got {num_labels}")
@@ -55,7 +65,8 @@ class EncoderJudge(JudgeModule):
         self._loading_info, self._resized = None, False  # checked by from_export
         if pretrained:
             self.model, self._loading_info = AutoModelForSequenceClassification.from_pretrained(
-                path, output_loading_info=True, trust_remote_code=False, **overrides)
+                path, output_loading_info=True, trust_remote_code=False, **overrides
+            )
         else:
             from transformers import AutoConfig
 
@@ -83,8 +94,14 @@ class EncoderJudge(JudgeModule):
 
     @classmethod
     def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> EncoderJudge:
-        return cls(backbone=str(folder), format=saved, num_labels=config.get("num_labels", 1),
-                   threshold=config["threshold"], temperature=config["temperature"], bias=config.get("bias", 0.0))
+        return cls(
+            backbone=str(folder),
+            format=saved,
+            num_labels=config.get("num_labels", 1),
+            threshold=config["threshold"],
+            temperature=config["temperature"],
+            bias=config.get("bias", 0.0),
+        )
 
     def judge_config(self) -> dict:
         return {**super().judge_config(), "num_labels": self.hparams.num_labels}

@@ -53,8 +53,12 @@ class PromptEncoder(Encoder):
         content = prompt_text(texts, self.format.parts, self.mode)
         if not self.chat:
             return content + "\n\nAnswer:"
-        return self.tokenizer.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
-                                                  add_generation_prompt=True, enable_thinking=self.thinking)
+        return self.tokenizer.apply_chat_template(
+            [{"role": "user", "content": content}],
+            tokenize=False,
+            add_generation_prompt=True,
+            enable_thinking=self.thinking,
+        )
 
     def tokenize(self, prompts: list[str]) -> list[list[int]]:
         # a chat template writes its own special tokens
@@ -63,15 +67,18 @@ class PromptEncoder(Encoder):
     def encode_many(self, records: list[dict]) -> list[list[int]]:
         parts = self.format.parts
         texts = [self.texts(r) for r in records]
-        tokenized = {p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
-                     for p in parts}
+        tokenized = {
+            p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
+            for p in parts
+        }
         budget = self.format.max_length - self.overhead
         prompts = []
         for i, text in enumerate(texts):
             full = {p: tokenized[p][i] for p in parts}
             kept = self._truncate_segments(full, budget)
-            prompts.append(self.render({p: text[p] if kept[p] == full[p] else self.tokenizer.decode(kept[p])
-                                        for p in parts}))
+            prompts.append(
+                self.render({p: text[p] if kept[p] == full[p] else self.tokenizer.decode(kept[p]) for p in parts})
+            )
         return self.tokenize(prompts)
 
 
@@ -80,21 +87,23 @@ def left_pad(input_ids: torch.Tensor, attention_mask: torch.Tensor, pad_id: int)
     ids, mask = torch.full_like(input_ids, pad_id), torch.zeros_like(attention_mask)
     width = input_ids.shape[1]
     for i, n in enumerate(attention_mask.sum(1).tolist()):
-        ids[i, width - n:] = input_ids[i, :n]
-        mask[i, width - n:] = 1
+        ids[i, width - n :] = input_ids[i, :n]
+        mask[i, width - n :] = 1
     return ids, mask
 
 
-def verdict_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, verdict_ids: list[int],
-                   positions: torch.Tensor) -> torch.Tensor:
+def verdict_logits(
+    model, input_ids: torch.Tensor, attention_mask: torch.Tensor, verdict_ids: list[int], positions: torch.Tensor
+) -> torch.Tensor:
     """log P(True) − log P(False) of the next token at ``positions`` (one per row).
 
     Only the two rows of the LM head are needed: the softmax normalizer cancels in the difference.
     Positions count real tokens only, so left and right padding give the same result.
     """
     position_ids = (attention_mask.cumsum(1) - 1).clamp(min=0)
-    hidden = model.get_decoder()(input_ids=input_ids, attention_mask=attention_mask,
-                                 position_ids=position_ids).last_hidden_state
+    hidden = model.get_decoder()(
+        input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids
+    ).last_hidden_state
     h = hidden[torch.arange(len(positions), device=hidden.device), positions]
     head = model.get_output_embeddings()
     logits = h @ head.weight[verdict_ids].T
@@ -107,18 +116,33 @@ def verdict_logits(model, input_ids: torch.Tensor, attention_mask: torch.Tensor,
 
 
 @torch.inference_mode()
-def generate(model, tokenizer, input_ids: torch.Tensor, attention_mask: torch.Tensor, max_new_tokens: int,
-             temperature: float = 0.0, seed: int = 0) -> list[str]:
+def generate(
+    model,
+    tokenizer,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> list[str]:
     """Continuations of left-padded prompts, decoded without special tokens: greedy at temperature 0,
     else sampled (seeded, without touching the global random state)."""
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    sampling = {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0} if temperature > 0 \
+    sampling = (
+        {"do_sample": True, "temperature": temperature, "top_k": 0, "top_p": 1.0}
+        if temperature > 0
         else {"do_sample": False}
+    )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        out = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
-                             pad_token_id=pad, **sampling)
-    return tokenizer.batch_decode(out[:, input_ids.shape[1]:], skip_special_tokens=True)
+        out = model.generate(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            max_new_tokens=max_new_tokens,
+            pad_token_id=pad,
+            **sampling,
+        )
+    return tokenizer.batch_decode(out[:, input_ids.shape[1] :], skip_special_tokens=True)
 
 
 class GenerativeJudge(JudgeModule):
@@ -142,15 +166,37 @@ class GenerativeJudge(JudgeModule):
 
     judge_kind = "generative"
 
-    def __init__(self, backbone: str = "HuggingFaceTB/SmolLM2-135M-Instruct", format: JudgeFormat | None = None,
-                 mode: str = "direct", lora_r: int = 16, lora_alpha: int = 32, lora_dropout: float = 0.05,
-                 lora_target_modules: list[str] | str = "all-linear", thinking: bool = False,
-                 max_new_tokens: int = 256, dtype: str | None = None, pretrained: bool = True,
-                 lr: float = 2e-4, warmup_ratio: float = 0.05, weight_decay: float = 0.0,
-                 effective_batch_size: int | None = 32, threshold: float = 0.5, temperature: float = 1.0,
-                 bias: float = 0.0):
-        super().__init__(format or default_format(), lr, warmup_ratio, weight_decay, effective_batch_size,
-                         threshold, temperature, bias)
+    def __init__(
+        self,
+        backbone: str = "HuggingFaceTB/SmolLM2-135M-Instruct",
+        format: JudgeFormat | None = None,
+        mode: str = "direct",
+        lora_r: int = 16,
+        lora_alpha: int = 32,
+        lora_dropout: float = 0.05,
+        lora_target_modules: list[str] | str = "all-linear",
+        thinking: bool = False,
+        max_new_tokens: int = 256,
+        dtype: str | None = None,
+        pretrained: bool = True,
+        lr: float = 2e-4,
+        warmup_ratio: float = 0.05,
+        weight_decay: float = 0.0,
+        effective_batch_size: int | None = 32,
+        threshold: float = 0.5,
+        temperature: float = 1.0,
+        bias: float = 0.0,
+    ):
+        super().__init__(
+            format or default_format(),
+            lr,
+            warmup_ratio,
+            weight_decay,
+            effective_batch_size,
+            threshold,
+            temperature,
+            bias,
+        )
         self.save_hyperparameters(ignore=["format"])
         self.hparams["format"] = self.format.to_dict()
         path = backbones.resolve(backbone)
@@ -159,15 +205,25 @@ class GenerativeJudge(JudgeModule):
         self._loading_info = None  # checked by from_export
         if pretrained:
             model, self._loading_info = AutoModelForCausalLM.from_pretrained(
-                path, output_loading_info=True, trust_remote_code=False, **kwargs)
+                path, output_loading_info=True, trust_remote_code=False, **kwargs
+            )
         else:
-            model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(path, trust_remote_code=False),
-                                                     **kwargs)
+            model = AutoModelForCausalLM.from_config(
+                AutoConfig.from_pretrained(path, trust_remote_code=False), **kwargs
+            )
         if lora_r:
             from peft import LoraConfig, get_peft_model
 
-            model = get_peft_model(model, LoraConfig(r=lora_r, lora_alpha=lora_alpha, lora_dropout=lora_dropout,
-                                                     target_modules=lora_target_modules, task_type="CAUSAL_LM"))
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=lora_r,
+                    lora_alpha=lora_alpha,
+                    lora_dropout=lora_dropout,
+                    target_modules=lora_target_modules,
+                    task_type="CAUSAL_LM",
+                ),
+            )
         self.model = model.train()  # transformers 5 returns models in eval mode
         self.encoder = PromptEncoder(self.tokenizer, self.format, mode, thinking)
         self.provenance = {"backbone": backbone, "prompt_version": PROMPT_VERSION, "mode": mode}
@@ -182,8 +238,9 @@ class GenerativeJudge(JudgeModule):
         if self.mode == "direct":  # right padding: the verdict follows the last real token
             return verdict_logits(self.model, ids, mask, self.encoder.verdict_ids, mask.sum(1) - 1)
         verdicts = [parse_verdict(text) for text in self.generate(batch)]
-        return torch.tensor([math.nan if v is None else math.inf if v else -math.inf for v in verdicts],
-                            device=ids.device)
+        return torch.tensor(
+            [math.nan if v is None else math.inf if v else -math.inf for v in verdicts], device=ids.device
+        )
 
     def generate(self, batch: dict) -> list[str]:
         """The generated continuation of each prompt of a (right-padded) batch."""
@@ -204,7 +261,7 @@ class GenerativeJudge(JudgeModule):
 
             starts = tqdm(starts, desc=f"judging with {self.name}", unit="batch")
         for start in starts:
-            batch = collate(records[start: start + batch_size])
+            batch = collate(records[start : start + batch_size])
             batch = {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in batch.items()}
             if self.mode == "direct":
                 for p in self.probabilities(self(batch)).tolist():
@@ -212,8 +269,14 @@ class GenerativeJudge(JudgeModule):
                 continue
             for text in self.generate(batch):
                 verdict = parse_verdict(text)
-                rows.append({"output": text, "verdict": verdict, "unparsed": verdict is None,
-                             "score": math.nan if verdict is None else float(verdict)})
+                rows.append(
+                    {
+                        "output": text,
+                        "verdict": verdict,
+                        "unparsed": verdict is None,
+                        "score": math.nan if verdict is None else float(verdict),
+                    }
+                )
         self.train(was_training)
         return rows
 
@@ -233,9 +296,14 @@ class GenerativeJudge(JudgeModule):
         self.tokenizer.save_pretrained(folder)
 
     def judge_config(self) -> dict:
-        return {**super().judge_config(), "mode": self.mode, "thinking": self.hparams.thinking,
-                "max_new_tokens": self.hparams.max_new_tokens, "prompt_version": PROMPT_VERSION,
-                "verdict_token_ids": self.encoder.verdict_ids}
+        return {
+            **super().judge_config(),
+            "mode": self.mode,
+            "thinking": self.hparams.thinking,
+            "max_new_tokens": self.hparams.max_new_tokens,
+            "prompt_version": PROMPT_VERSION,
+            "verdict_token_ids": self.encoder.verdict_ids,
+        }
 
     @classmethod
     def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> GenerativeJudge:
@@ -244,8 +312,18 @@ class GenerativeJudge(JudgeModule):
             if key not in config:
                 raise JudgeFileError(f"{folder / 'judge.json'}: missing {key!r} (a generative judge's)")
         if config["prompt_version"] != PROMPT_VERSION:
-            raise ValueError(f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
-                             f"{PROMPT_VERSION!r}; use the bertjudge version that made it")
-        return cls(backbone=str(folder), format=saved, mode=config["mode"], lora_r=0, thinking=config["thinking"],
-                   max_new_tokens=config["max_new_tokens"], threshold=config["threshold"],
-                   temperature=config["temperature"], bias=config.get("bias", 0.0))
+            raise ValueError(
+                f"{folder}: made with prompt {config['prompt_version']!r}, this code writes "
+                f"{PROMPT_VERSION!r}; use the bertjudge version that made it"
+            )
+        return cls(
+            backbone=str(folder),
+            format=saved,
+            mode=config["mode"],
+            lora_r=0,
+            thinking=config["thinking"],
+            max_new_tokens=config["max_new_tokens"],
+            threshold=config["threshold"],
+            temperature=config["temperature"],
+            bias=config.get("bias", 0.0),
+        )

@@ -83,7 +83,8 @@ class InferenceEngine:
             with warnings.catch_warnings():  # torch.ao's dynamic quantization warns that torchao replaces it
                 warnings.simplefilter("ignore")
                 _INT8_COPIES[self.judge] = torch.ao.quantization.quantize_dynamic(
-                    copy.deepcopy(self.judge).float().cpu(), {torch.nn.Linear}, dtype=torch.qint8)
+                    copy.deepcopy(self.judge).float().cpu(), {torch.nn.Linear}, dtype=torch.qint8
+                )
         return _INT8_COPIES[self.judge]
 
     def encode(self, records: list[dict]) -> tuple[list[list[int]], np.ndarray]:
@@ -130,8 +131,13 @@ class InferenceEngine:
         return out
 
 
-def compare(judge, records: list[dict], precision: str, reference: np.ndarray | None = None,
-            token_budget: int = DEFAULT_TOKEN_BUDGET) -> tuple[Check, np.ndarray]:
+def compare(
+    judge,
+    records: list[dict],
+    precision: str,
+    reference: np.ndarray | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
+) -> tuple[Check, np.ndarray]:
     """Time ``precision`` on ``records`` and compare its scores and verdicts with ``reference`` (the fp32
     probabilities; computed when None). Returns the check and this mode's probabilities."""
     engine = InferenceEngine(judge, precision, token_budget)
@@ -148,8 +154,9 @@ def compare(judge, records: list[dict], precision: str, reference: np.ndarray | 
     return Check(precision, seconds, agreement, diff, ok), probs
 
 
-def choose(judge, records: list[dict], candidates: tuple[str, ...] = PRECISIONS,
-           token_budget: int = DEFAULT_TOKEN_BUDGET) -> tuple[str, list[Check]]:
+def choose(
+    judge, records: list[dict], candidates: tuple[str, ...] = PRECISIONS, token_budget: int = DEFAULT_TOKEN_BUDGET
+) -> tuple[str, list[Check]]:
     """The fastest precision among ``candidates`` whose verdicts agree with fp32 on ``records`` (the
     check set) at ``AGREEMENT`` and whose scores stay within its ``SCORE_TOLERANCE``; every check."""
     fp32, reference = compare(judge, records, "fp32", token_budget=token_budget)

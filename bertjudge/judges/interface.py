@@ -43,8 +43,10 @@ class BaseJudge(ABC):
         """P(correct) for parallel lists; a reference may be a string or a list of acceptable answers."""
         if not len(questions) == len(candidates) == len(references):
             raise ValueError("questions, candidates and references must have the same length")
-        records = [normalize({"question": q, "candidate": c, "references": r}, f"<item {i}>")
-                   for i, (q, c, r) in enumerate(zip(questions, candidates, references))]
+        records = [
+            normalize({"question": q, "candidate": c, "references": r}, f"<item {i}>")
+            for i, (q, c, r) in enumerate(zip(questions, candidates, references))
+        ]
         return self.score_records(records, batch_size)
 
     def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:

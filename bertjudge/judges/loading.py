@@ -51,8 +51,13 @@ class Judge:
     ``score_records(records)`` with P(correct), batched and deterministic."""
 
     @staticmethod
-    def load(spec: str, format: JudgeFormat | None = None, revision: str | None = None,
-             device: str | torch.device | None = None, dtype: str | torch.dtype | None = None) -> BaseJudge:
+    def load(
+        spec: str,
+        format: JudgeFormat | None = None,
+        revision: str | None = None,
+        device: str | torch.device | None = None,
+        dtype: str | torch.dtype | None = None,
+    ) -> BaseJudge:
         """``regex``, ``contains`` (a reference contained in the answer), the path of an exported judge folder (with
         ``judge.json``), a zoo name, a Hugging Face Hub id (``org/name``, or ``org/name@revision``), or a
         routing judge (``bertjudge.judges.routing``) over such specs:
@@ -88,9 +93,11 @@ class Judge:
             raise ValueError(f"{spec!r}: revision= applies to a Hub id (org/name), not to a folder or a zoo name")
         if not has_judge_file(folder):
             where = f"{spec} (Hub commit {hub['commit']})" if hub else spec
-            raise FileNotFoundError(f"{where}: not a judge folder (no judge.json); give 'regex', 'contains', the "
-                                    f"folder that `fit` exported, a zoo name, a Hub id of an exported judge, "
-                                    f"{SPEC_HELP}")
+            raise FileNotFoundError(
+                f"{where}: not a judge folder (no judge.json); give 'regex', 'contains', the "
+                f"folder that `fit` exported, a zoo name, a Hub id of an exported judge, "
+                f"{SPEC_HELP}"
+            )
         class_path = read_judge_config(folder)["class"]
         module, _, name = class_path.rpartition(".")
         try:
@@ -142,14 +149,18 @@ def hub_snapshot(spec: str, revision: str | None = None) -> tuple[Path, dict]:
     except RevisionNotFoundError:
         raise FileNotFoundError(f"{shown}: the Hub repository has no revision {revision!r}") from None
     except (RepositoryNotFoundError, GatedRepoError):
-        raise FileNotFoundError(f"{spec}: not a judge folder, a zoo name or a Hub repository (or it is private or gated "
-                                "and no token was given)") from None
+        raise FileNotFoundError(
+            f"{spec}: not a judge folder, a zoo name or a Hub repository (or it is private or gated "
+            "and no token was given)"
+        ) from None
     except IncompleteSnapshotError as err:
         raise JudgeFileError(f"{shown}: {str(err).split(' Re-run')[0]} Load it again with the network on") from None
     except LocalEntryNotFoundError:
         why = "HF_HUB_OFFLINE is set" if constants.is_offline_mode() else "the Hub could not be reached"
-        raise FileNotFoundError(f"{shown}: not a judge folder or a zoo name, and no revision {revision or 'main'!r} of "
-                                f"{repo} in the local Hugging Face cache ({constants.HF_HUB_CACHE}; {why})") from None
+        raise FileNotFoundError(
+            f"{shown}: not a judge folder or a zoo name, and no revision {revision or 'main'!r} of "
+            f"{repo} in the local Hugging Face cache ({constants.HF_HUB_CACHE}; {why})"
+        ) from None
     except HfHubHTTPError as err:  # the Hub down, a refused token
         raise FileNotFoundError(f"{shown}: {' '.join(str(err).split())}") from None
     commit = snapshot.name
@@ -182,8 +193,10 @@ def hub_hashes(snapshot: Path, repo: str, commit: str) -> dict[str, tuple[str, s
             found[rel] = ("sha256", blob)
         elif GIT_SHA1.match(blob):
             if rel in listed and listed[rel] != blob:
-                raise JudgeFileError(f"{path}: links to blob {blob}, but the Hub lists {listed[rel]} for {repo}@"
-                                     f"{commit}; the cache was changed: delete the snapshot and load again")
+                raise JudgeFileError(
+                    f"{path}: links to blob {blob}, but the Hub lists {listed[rel]} for {repo}@"
+                    f"{commit}; the cache was changed: delete the snapshot and load again"
+                )
             found[rel] = ("git-sha1", blob)
     return found
 
@@ -195,8 +208,10 @@ def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
     for rel, (algorithm, expected) in known.items():
         got = zoo.sha256(snapshot / rel) if algorithm == "sha256" else git_blob_sha1(snapshot / rel)
         if got != expected:
-            raise JudgeFileError(f"{snapshot / rel}: {algorithm} {got} differs from the Hub's {expected} for {repo}@"
-                                 f"{commit}; the file was changed after download: delete the snapshot and load again")
+            raise JudgeFileError(
+                f"{snapshot / rel}: {algorithm} {got} differs from the Hub's {expected} for {repo}@"
+                f"{commit}; the file was changed after download: delete the snapshot and load again"
+            )
     rest = {rel: zoo.sha256(snapshot / rel) for rel in zoo.folder_files(snapshot) if rel not in known}
     manifest = snapshot.parent.parent / "bertjudge" / f"{commit}.manifest.json"
     recorded = zoo.read_json(manifest).get("files")
@@ -214,8 +229,10 @@ def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
     if changed:
         rel = changed[0]
         what = "is new" if rel not in recorded else "is missing" if rel not in rest else "changed"
-        raise JudgeFileError(f"{snapshot / rel}: {what} since the first load of {repo}@{commit} (sha256 recorded in "
-                             f"{manifest}); delete the snapshot and load again")
+        raise JudgeFileError(
+            f"{snapshot / rel}: {what} since the first load of {repo}@{commit} (sha256 recorded in "
+            f"{manifest}); delete the snapshot and load again"
+        )
 
 
 def from_spec(spec: str, format=None, device=None, dtype=None) -> CascadeJudge:
@@ -228,8 +245,9 @@ def from_spec(spec: str, format=None, device=None, dtype=None) -> CascadeJudge:
     if allowed is None or len(judges) not in counts or not all(judges):
         raise ValueError(f"{spec!r}: expected {SPEC_HELP}")
     if set(options) - allowed:
-        raise ValueError(f"{spec!r}: unknown option(s) {sorted(set(options) - allowed)}; "
-                         f"{kind} accepts {sorted(allowed) or 'none'}")
+        raise ValueError(
+            f"{spec!r}: unknown option(s) {sorted(set(options) - allowed)}; {kind} accepts {sorted(allowed) or 'none'}"
+        )
     try:  # checked before any judge is loaded
         low, high = map(float, options.get("band", "0.2,0.8").split(","))
     except ValueError:
@@ -249,5 +267,8 @@ def set_precision(judge: BaseJudge, precision: str, check_records: list[dict] | 
     """Score with ``precision`` (``fp32``, ``bf16``, ``int8`` or ``auto``) in every trained part of ``judge``
     (a routing judge's model and expensive judge); rule-based and prompted parts are unchanged. Returns,
     per trained part, the checks ``auto`` made on ``check_records`` (``JudgeModule.set_precision``)."""
-    return {part.name: part.set_precision(precision, check_records)
-            for part in judge.parts() if isinstance(part, JudgeModule)}
+    return {
+        part.name: part.set_precision(precision, check_records)
+        for part in judge.parts()
+        if isinstance(part, JudgeModule)
+    }

@@ -28,15 +28,19 @@ _TITLES = {
     "candidate": "Candidate answer",
     "answer": "Final answer of the candidate (extracted by rules, may be missing)",
 }
-_INTRO = ("You check answers to questions. You are given a question, a reference answer that is known "
-          "to be right, and a candidate answer to check.")
-_ASK = ("Is the final answer of the candidate equivalent to the reference answer, with respect to the "
-        "question? Only the final answer counts, not its wording, its form or the reasoning before it. "
-        "A candidate that gives several different final answers, or none, is not equivalent.")
+_INTRO = (
+    "You check answers to questions. You are given a question, a reference answer that is known "
+    "to be right, and a candidate answer to check."
+)
+_ASK = (
+    "Is the final answer of the candidate equivalent to the reference answer, with respect to the "
+    "question? Only the final answer counts, not its wording, its form or the reasoning before it. "
+    "A candidate that gives several different final answers, or none, is not equivalent."
+)
 _TAIL = {
     "direct": "Reply with a single word: True or False.",
     "reasoning": "Think it over in a few short sentences, then finish with a last line that is exactly "
-                 "'Verdict: True' or 'Verdict: False'.",
+    "'Verdict: True' or 'Verdict: False'.",
 }
 
 
@@ -52,13 +56,15 @@ _SCORE_TITLES = {
     "answer": ("[Final Answer of the Assistant (extracted by rules, may be missing)]", None),
 }
 _SCORE_INTRO = "You are a helpful and precise assistant for checking the quality of the answer."
-_SCORE_ASK = ("[System]\nWe would like to request your feedback on the performance of an AI assistant in response to "
-              "the user question displayed above, against the reference answer, which is known to be right.\n"
-              "Please rate the accuracy of the assistant's final answer with respect to the reference answer. The "
-              "assistant receives an overall score on a scale of 1 to 10, where a higher score indicates better "
-              "overall performance: a final answer equivalent to the reference gets a high score, a wrong one, "
-              "several different ones or none a low score.\n"
-              "Please output a single line containing only the score, a whole number from 1 to 10.")
+_SCORE_ASK = (
+    "[System]\nWe would like to request your feedback on the performance of an AI assistant in response to "
+    "the user question displayed above, against the reference answer, which is known to be right.\n"
+    "Please rate the accuracy of the assistant's final answer with respect to the reference answer. The "
+    "assistant receives an overall score on a scale of 1 to 10, where a higher score indicates better "
+    "overall performance: a final answer equivalent to the reference gets a high score, a wrong one, "
+    "several different ones or none a low score.\n"
+    "Please output a single line containing only the score, a whole number from 1 to 10."
+)
 
 
 def score_prompt_text(texts: dict[str, str], parts: list[str]) -> str:
@@ -90,7 +96,7 @@ def shorten(text: str, max_chars: int, head_chars: int = 200) -> str:
     if len(text) <= max_chars:
         return text
     head = min(head_chars, max_chars // 4)
-    return text[:head] + " […] " + text[len(text) - (max_chars - head):]
+    return text[:head] + " […] " + text[len(text) - (max_chars - head) :]
 
 
 _THINK = re.compile(r"<think>.*?</think>", re.S | re.I)
@@ -120,8 +126,9 @@ def parse_verdict(output: str | None) -> bool | None:
 
 _NUMBER = r"(?<![\d.])(\d{1,2}(?:\.\d+)?)(?![\d.]*\d)"
 _OUT_OF = r"(?:\s*(?:/|out\s+of)\s*(\d+))?"
-_LABELLED = re.compile(r"\b(?:score|rating|rated?|grade)\b(?:\s*\([^)]*\))?\s*(?:is|of|=|:|-)?\W{0,4}?\s*"
-                       + _NUMBER + _OUT_OF, re.I)
+_LABELLED = re.compile(
+    r"\b(?:score|rating|rated?|grade)\b(?:\s*\([^)]*\))?\s*(?:is|of|=|:|-)?\W{0,4}?\s*" + _NUMBER + _OUT_OF, re.I
+)
 _OUT_OF_TEN = re.compile(_NUMBER + r"\s*(?:/|out\s+of)\s*10\b", re.I)
 _LEADING_NUMBER = re.compile(r"^\W{0,4}?" + _NUMBER + _OUT_OF + r"(?![ \t]*[a-z%])", re.I)
 
@@ -142,9 +149,9 @@ def parse_score(output: str | None) -> float | None:
     labelled = _LABELLED.findall(text)
     if labelled:
         number, scale = labelled[-1]
-    elif (out_of_ten := _OUT_OF_TEN.findall(text)):
+    elif out_of_ten := _OUT_OF_TEN.findall(text):
         number, scale = out_of_ten[-1], "10"
-    elif (leading := _LEADING_NUMBER.match(text.strip().partition("\n")[0])):
+    elif leading := _LEADING_NUMBER.match(text.strip().partition("\n")[0]):
         number, scale = leading.groups()
     else:
         return None

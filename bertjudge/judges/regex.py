@@ -181,8 +181,11 @@ class RegexJudge(BaseJudge):
 
     def fit_threshold(self, records: list[dict]) -> float:
         """Choose the ROUGE-L threshold maximizing accuracy on labelled extraction/other rows; store it."""
-        rows = [(row["similarity"], rec["label"]) for rec, row in zip(records, self.details(records))
-                if row["similarity"] is not None and rec.get("label") is not None and rec.get("category") != "open_qa"]
+        rows = [
+            (row["similarity"], rec["label"])
+            for rec, row in zip(records, self.details(records))
+            if row["similarity"] is not None and rec.get("label") is not None and rec.get("category") != "open_qa"
+        ]
         if not rows:
             raise ValueError("fit_threshold needs labelled context_extraction or other rows with an extracted answer")
         similarities, labels = zip(*rows)
@@ -190,8 +193,13 @@ class RegexJudge(BaseJudge):
         return self.threshold
 
     def config(self) -> dict:
-        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "name": self.name,
-                "threshold": self.threshold, "temperature": self.temperature, "version": self.version}
+        return {
+            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "name": self.name,
+            "threshold": self.threshold,
+            "temperature": self.temperature,
+            "version": self.version,
+        }
 
     def export(self, folder: str | os.PathLike) -> Path:
         """Save the threshold (fitted by ``fit_threshold``) as a judge folder."""

@@ -38,9 +38,11 @@ from bertjudge.judges.regex import RegexJudge
 
 RULES_ACCEPT = ("match", "parsed")
 KINDS = ("hybrid", "cascade")
-SPEC_HELP = ("'hybrid:<judge>' (regex where it parses, <judge> elsewhere) or "
-             "'cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]' "
-             "(regex matches, then <judge> outside the band [LOW, HIGH] (default 0.2,0.8), then the expensive judge)")
+SPEC_HELP = (
+    "'hybrid:<judge>' (regex where it parses, <judge> elsewhere) or "
+    "'cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]' "
+    "(regex matches, then <judge> outside the band [LOW, HIGH] (default 0.2,0.8), then the expensive judge)"
+)
 
 
 def checked_options(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
@@ -67,14 +69,23 @@ class CascadeJudge(BaseJudge):
 
     temperature = 1.0  # scores are the stages' own calibrated probabilities
 
-    def __init__(self, model, expensive=None, rules: RegexJudge | None = None, rules_accept: str = "match",
-                 band: tuple[float, float] = (0.2, 0.8)):
+    def __init__(
+        self,
+        model,
+        expensive=None,
+        rules: RegexJudge | None = None,
+        rules_accept: str = "match",
+        band: tuple[float, float] = (0.2, 0.8),
+    ):
         self.rules_accept, self.band = checked_options(rules_accept, band)
         self.model, self.expensive, self.rules = model, expensive, rules or RegexJudge()
         self.threshold = float(model.threshold)
         if expensive is not None and float(expensive.threshold) != self.threshold:
-            warnings.warn(f"the expensive judge's threshold {expensive.threshold} differs from the model's "
-                          f"{self.threshold}; the cascade's verdicts use the model's", stacklevel=2)
+            warnings.warn(
+                f"the expensive judge's threshold {expensive.threshold} differs from the model's "
+                f"{self.threshold}; the cascade's verdicts use the model's",
+                stacklevel=2,
+            )
         self.stages = ("rules", "model") + (("expensive",) if expensive is not None else ())
         self.reset_routing()
 
@@ -91,8 +102,9 @@ class CascadeJudge(BaseJudge):
         """Whether the rules decide a row, from its ``RegexJudge.details`` row."""
         return not rule_row["unparsed"] and (rule_row["match"] or self.rules_accept == "parsed")
 
-    def _stage(self, name: str, judge, records: list[dict], rows: list[dict], idx: list[int],
-               batch_size: int, progress: bool) -> list[int]:
+    def _stage(
+        self, name: str, judge, records: list[dict], rows: list[dict], idx: list[int], batch_size: int, progress: bool
+    ) -> list[int]:
         """Score rows ``idx`` with ``judge``; decide those it is sure of; return the others."""
         start = time.perf_counter()
         scores = judge.score_records([records[i] for i in idx], batch_size=batch_size, progress=progress) if idx else []
@@ -153,11 +165,16 @@ class CascadeJudge(BaseJudge):
         total = sum(c["seconds"] for c in stages.values())
         last = stages[self.stages[-1]]
         reference = last["seconds"] / last["seen"] * n if last["seen"] else math.nan
-        return {"n": n, "stages": stages, "seconds": total, "reference_stage": self.stages[-1],
-                "reference_seconds_estimate": reference,
-                "compute_saved_estimate": 1 - total / reference if reference > 0 else math.nan,
-                "note": f"compute saved is an estimate: the measured wall time against the {self.stages[-1]} "
-                        f"stage's measured seconds per row x all {n} rows"}
+        return {
+            "n": n,
+            "stages": stages,
+            "seconds": total,
+            "reference_stage": self.stages[-1],
+            "reference_seconds_estimate": reference,
+            "compute_saved_estimate": 1 - total / reference if reference > 0 else math.nan,
+            "note": f"compute saved is an estimate: the measured wall time against the {self.stages[-1]} "
+            f"stage's measured seconds per row x all {n} rows",
+        }
 
 
 class HybridJudge(CascadeJudge):
@@ -200,5 +217,7 @@ def format_routing(routing: dict) -> str:
     stages = ", ".join(f"{name} {s['fraction']:.1%} ({s['seconds']:.1f} s)" for name, s in routing["stages"].items())
     saved = routing["compute_saved_estimate"]
     saved = "–" if math.isnan(saved) else f"{saved:.0%}"
-    return (f"routing of {routing['n']} rows: {stages}; compute saved vs the {routing['reference_stage']} stage "
-            f"on every row (estimate from measured per-row times): {saved}")
+    return (
+        f"routing of {routing['n']} rows: {stages}; compute saved vs the {routing['reference_stage']} stage "
+        f"on every row (estimate from measured per-row times): {saved}"
+    )

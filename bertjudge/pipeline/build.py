@@ -47,7 +47,7 @@ def item_key(rec: dict) -> str:
 
 
 def _fraction(key: str, seed: int) -> float:
-    return int(digest(f"{seed}/{key}")[:15], 16) / 16 ** 15
+    return int(digest(f"{seed}/{key}")[:15], 16) / 16**15
 
 
 def _round(shares: dict, total: int) -> dict:
@@ -69,8 +69,9 @@ def allocate(total: int, capacity: dict, weights: dict) -> dict:
             alloc[k] += min(n, capacity[k] - alloc[k])
         active = [k for k in active if alloc[k] < capacity[k]]
     if sum(alloc.values()) < total:
-        raise ValueError(f"the mixture asks for {total} training rows; the data has {sum(alloc.values())} "
-                         "(with non-zero weight)")
+        raise ValueError(
+            f"the mixture asks for {total} training rows; the data has {sum(alloc.values())} (with non-zero weight)"
+        )
     return alloc
 
 
@@ -142,13 +143,21 @@ def build(records: list[dict], mix: dict) -> tuple[dict[str, list[dict]], dict]:
     splits = {name: [{**rec, "split": name} for rec in rows] for name, rows in splits.items()}
     check_disjoint(splits, families, tasks)
     manifest = {
-        "mix": mix, "seed": seed, "rows_in": len(records), "dropped_unlabelled": len(records) - len(labelled),
+        "mix": mix,
+        "seed": seed,
+        "rows_in": len(records),
+        "dropped_unlabelled": len(records) - len(labelled),
         "unused_in_domain": len(pool) - len(splits["train"]),
-        "held_out": {"model_families": families, "tasks": sorted(tasks),
-                     "models": sorted({r["candidate_model"] or "" for r in splits["ood_model"] + splits["ood_both"]}),
-                     "tasks_found": sorted({r["task"] for r in splits["ood_task"] + splits["ood_both"]})},
-        "splits": {name: {"rows": len(rows), "positive": sum(r["label"] for r in rows), "cells": cell_counts(rows)}
-                   for name, rows in splits.items()},
+        "held_out": {
+            "model_families": families,
+            "tasks": sorted(tasks),
+            "models": sorted({r["candidate_model"] or "" for r in splits["ood_model"] + splits["ood_both"]}),
+            "tasks_found": sorted({r["task"] for r in splits["ood_task"] + splits["ood_both"]}),
+        },
+        "splits": {
+            name: {"rows": len(rows), "positive": sum(r["label"] for r in rows), "cells": cell_counts(rows)}
+            for name, rows in splits.items()
+        },
     }
     return splits, manifest
 

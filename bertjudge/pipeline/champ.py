@@ -83,6 +83,7 @@ _FRAC = re.compile(r"\\[dt]?frac\s*\{\s*(-?\d+)\s*\}\s*\{\s*(\d+)\s*\}")
 
 # ---------------------------------------------------------------- the rule labeller
 
+
 def _parse(text: str):
     from math_verify import parse
 
@@ -171,19 +172,26 @@ def mentions(values: list[str], text: str | None) -> bool:
     return bool(wanted & found)
 
 
-def label_conversation(values: list[str], solution: str, summary: str | None,
-                       truncated: bool = False) -> tuple[int | None, dict]:
+def label_conversation(
+    values: list[str], solution: str, summary: str | None, truncated: bool = False
+) -> tuple[int | None, dict]:
     """``(label, details)`` of one solution; ``details["left_out"]`` says why the label is None."""
     answer, rule = extract_answer(solution)
     summary_answer, summary_rule = extract_answer(summary) if summary else (None, None)
-    details = {"answer": answer, "answer_rule": rule, "summary_answer": summary_answer,
-               "summary_answer_rule": summary_rule}
+    details = {
+        "answer": answer,
+        "answer_rule": rule,
+        "summary_answer": summary_answer,
+        "summary_answer_rule": summary_rule,
+    }
     if truncated:
         return None, {**details, "left_out": "truncated solution"}
     if not summary:
         return None, {**details, "left_out": "no summary to confirm"}
-    verdicts = [None if r in WEAK_RULES else rule_verdict(values, a)
-                for a, r in ((answer, rule), (summary_answer, summary_rule))]
+    verdicts = [
+        None if r in WEAK_RULES else rule_verdict(values, a)
+        for a, r in ((answer, rule), (summary_answer, summary_rule))
+    ]
     details["verdicts"] = verdicts
     if verdicts == [1, 1]:
         return 1, details
@@ -198,6 +206,7 @@ def label_conversation(values: list[str], solution: str, summary: str | None,
 
 # ---------------------------------------------------------------- conversion
 
+
 def split_of(problem: str) -> str:
     """train / val / test (70/10/20) by a hash of the problem id: no problem in two splits."""
     return next(name for name, upper in SPLITS if bucket(problem) < upper)
@@ -211,8 +220,10 @@ def bucket(key: str) -> int:
 def default_source() -> Path:
     spec = importlib.util.find_spec("champ_dataset")  # located without importing it
     if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("champ-dataset is not installed: pip install 'bertjudge[real]' "
-                                "(or champ-dataset==1.0.0), or pass --input v0.json")
+        raise FileNotFoundError(
+            "champ-dataset is not installed: pip install 'bertjudge[real]' "
+            "(or champ-dataset==1.0.0), or pass --input v0.json"
+        )
     return Path(next(iter(spec.submodule_search_locations))) / "dataset_files" / "v0.json"
 
 
@@ -233,8 +244,9 @@ def load(source: str | Path | None = None) -> dict:
 def _solution_turns(messages: list[dict]) -> tuple[dict | None, dict | None]:
     """(solution message, summary message) of one conversation."""
     model = [i for i, m in enumerate(messages) if str(m.get("role", "")).startswith("Model.")]
-    summarizer = [i for i, m in enumerate(messages)
-                  if m.get("role") == "User" and str(m.get("text") or "").startswith(SUMMARIZER)]
+    summarizer = [
+        i for i, m in enumerate(messages) if m.get("role") == "User" and str(m.get("text") or "").startswith(SUMMARIZER)
+    ]
     if summarizer:
         before = [i for i in model if i < summarizer[-1]]
         after = [i for i in model if i > summarizer[-1]]
@@ -242,8 +254,9 @@ def _solution_turns(messages: list[dict]) -> tuple[dict | None, dict | None]:
     return (messages[model[-1]] if model else None), None
 
 
-def convert(problems: dict, models: list[str] | None = None, variants: list[str] | None = None,
-            where: str = "v0.json") -> tuple[list[dict], Counter]:
+def convert(
+    problems: dict, models: list[str] | None = None, variants: list[str] | None = None, where: str = "v0.json"
+) -> tuple[list[dict], Counter]:
     """Unlabelled records of every conversation, and counts of what was skipped."""
     records, skipped = [], Counter()
     for pid in sorted(problems):
@@ -261,13 +274,24 @@ def convert(problems: dict, models: list[str] | None = None, variants: list[str]
                 continue
             summary_text = summary.get("text") if summary and summary.get("error") != "LENGTH_PREVIOUS" else None
             rec = {
-                "id": f"{TASK}/{pid}/{model}/{variant}", "task": TASK, "category": "open_math",
-                "question": problem.get("_text"), "candidate": solution["text"],
-                "references": [problem.get("_answer")], "label": None, "label_source": None,
-                "candidate_model": model, "split": split_of(pid),
-                "meta": {"problem": pid, "variant": variant, "champ_category": problem.get("category"),
-                         "conversation": key, "truncated": solution.get("error") == "LENGTH_CURRENT",
-                         "summary": summary_text},
+                "id": f"{TASK}/{pid}/{model}/{variant}",
+                "task": TASK,
+                "category": "open_math",
+                "question": problem.get("_text"),
+                "candidate": solution["text"],
+                "references": [problem.get("_answer")],
+                "label": None,
+                "label_source": None,
+                "candidate_model": model,
+                "split": split_of(pid),
+                "meta": {
+                    "problem": pid,
+                    "variant": variant,
+                    "champ_category": problem.get("category"),
+                    "conversation": key,
+                    "truncated": solution.get("error") == "LENGTH_CURRENT",
+                    "summary": summary_text,
+                },
             }
             records.append(normalize(rec, f"{where}: problem {pid}, conversation {key}"))
     return records, skipped
@@ -320,8 +344,10 @@ def balanced_sample(records: list[dict], max_rows: int | None = None, seed: int 
         by_problem: dict[str, list[dict]] = defaultdict(list)
         for rec in sorted(rows, key=lambda r: _rank(r["id"], seed)):
             by_problem[rec["meta"]["problem"]].append(rec)
-        turns = sorted(((i, _rank(p, seed), rec) for p, recs in by_problem.items() for i, rec in enumerate(recs)),
-                       key=lambda t: t[:2])
+        turns = sorted(
+            ((i, _rank(p, seed), rec) for p, recs in by_problem.items() for i, rec in enumerate(recs)),
+            key=lambda t: t[:2],
+        )
         ordered[cell] = [rec for _, _, rec in turns]
     models = sorted({model for model, _ in cells})
     room = {m: min(len(ordered.get((m, 1), [])), len(ordered.get((m, 0), []))) for m in models}
@@ -338,17 +364,20 @@ def balanced_sample(records: list[dict], max_rows: int | None = None, seed: int 
             left -= take
             if pairs[m] == room[m]:
                 open_models.discard(m)
-    chosen = {rec["id"] for (m, _), rows in ordered.items() for rec in rows[:pairs[m]]}
+    chosen = {rec["id"] for (m, _), rows in ordered.items() for rec in rows[: pairs[m]]}
     return [rec for rec in records if rec["id"] in chosen]
 
 
 # ---------------------------------------------------------------- report
 
+
 def source_info(source: str | Path | None) -> dict:
     """Where the conversations came from: the file, its sha256 and, by default, the package version."""
     path = Path(source) if source else default_source()
-    info = {"file": str(path) if source else "champ_dataset/dataset_files/v0.json",
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    info = {
+        "file": str(path) if source else "champ_dataset/dataset_files/v0.json",
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+    }
     if not source:
         from importlib.metadata import version
 
@@ -358,11 +387,16 @@ def source_info(source: str | Path | None) -> dict:
 
 def report(records: list[dict], skipped: Counter, source: dict | None = None) -> dict:
     """Counts per model and variant, left-out reasons, label balance per model."""
+
     def counts(rows):
         labelled = [r for r in rows if r["label"] is not None]
-        return {"rows": len(rows), "labelled": len(labelled), "correct": sum(r["label"] for r in labelled),
-                "fraction_labelled": round(len(labelled) / max(len(rows), 1), 4),
-                "fraction_correct": round(sum(r["label"] for r in labelled) / max(len(labelled), 1), 4)}
+        return {
+            "rows": len(rows),
+            "labelled": len(labelled),
+            "correct": sum(r["label"] for r in labelled),
+            "fraction_labelled": round(len(labelled) / max(len(rows), 1), 4),
+            "fraction_correct": round(sum(r["label"] for r in labelled) / max(len(labelled), 1), 4),
+        }
 
     by_model, by_variant, by_split = defaultdict(list), defaultdict(list), defaultdict(list)
     for rec in records:
@@ -370,9 +404,15 @@ def report(records: list[dict], skipped: Counter, source: dict | None = None) ->
         by_variant[rec["meta"]["variant"]].append(rec)
         by_split[rec["split"]].append(rec)
     reasons = Counter(rec["meta"]["left_out"] for rec in records if rec["label"] is None)
-    return {"source": source, "label_source": LABEL_SOURCE, "skipped_conversations": dict(skipped),
-            "total": counts(records), "left_out": dict(reasons.most_common()),
-            "models": {m: counts(r) for m, r in sorted(by_model.items())},
-            "variants": {v: counts(r) for v, r in sorted(by_variant.items())},
-            "splits": {s: {**counts(r), "problems": len({x["meta"]["problem"] for x in r})}
-                       for s, r in sorted(by_split.items())}}
+    return {
+        "source": source,
+        "label_source": LABEL_SOURCE,
+        "skipped_conversations": dict(skipped),
+        "total": counts(records),
+        "left_out": dict(reasons.most_common()),
+        "models": {m: counts(r) for m, r in sorted(by_model.items())},
+        "variants": {v: counts(r) for v, r in sorted(by_variant.items())},
+        "splits": {
+            s: {**counts(r), "problems": len({x["meta"]["problem"] for x in r})} for s, r in sorted(by_split.items())
+        },
+    }

@@ -24,7 +24,11 @@ from pathlib import Path
 from bertjudge.core.records import RecordError, make_id, normalize
 
 SYSTEMS = {  # EVOUNA's key suffix -> the system that answered
-    "fid": "FiD (DPR+FiD)", "gpt35": "GPT-3.5", "chatgpt": "ChatGPT-3.5", "gpt4": "GPT-4", "newbing": "Bing Chat",
+    "fid": "FiD (DPR+FiD)",
+    "gpt35": "GPT-3.5",
+    "chatgpt": "ChatGPT-3.5",
+    "gpt4": "GPT-4",
+    "newbing": "Bing Chat",
 }
 LABEL_SOURCE = "human:evouna"
 SPLIT_PERCENT = {"train": 65, "val": 15, "test": 20}
@@ -61,8 +65,11 @@ def read_evouna(path: str | Path, dataset: str | None = None) -> list[dict]:
     out = []
     for index, item in enumerate(items):
         where = f"{path}: item {index}"
-        if not isinstance(item, dict) or not isinstance(item.get("question"), str) \
-                or not isinstance(item.get("golden_answer"), str):
+        if (
+            not isinstance(item, dict)
+            or not isinstance(item.get("question"), str)
+            or not isinstance(item.get("golden_answer"), str)
+        ):
             raise RecordError(f"{where}: needs 'question' and 'golden_answer' strings")
         if item.get("improper"):
             continue
@@ -75,11 +82,22 @@ def read_evouna(path: str | Path, dataset: str | None = None) -> list[dict]:
             if not isinstance(answer, str) or not answer.strip() or not isinstance(judged, bool):
                 continue
             candidate = answer.strip()
-            out.append(normalize({
-                "id": make_id(task, question, system, None, candidate),
-                "task": task, "category": "open_qa", "question": question, "candidate": candidate,
-                "references": refs, "label": int(judged), "label_source": LABEL_SOURCE,
-                "candidate_model": system, "split": question_split(question),
-                "meta": {"item": index, "system": key, "source": f"EVOUNA/{path.name}"},
-            }, where))
+            out.append(
+                normalize(
+                    {
+                        "id": make_id(task, question, system, None, candidate),
+                        "task": task,
+                        "category": "open_qa",
+                        "question": question,
+                        "candidate": candidate,
+                        "references": refs,
+                        "label": int(judged),
+                        "label_source": LABEL_SOURCE,
+                        "candidate_model": system,
+                        "split": question_split(question),
+                        "meta": {"item": index, "system": key, "source": f"EVOUNA/{path.name}"},
+                    },
+                    where,
+                )
+            )
     return out

@@ -52,18 +52,26 @@ class VLLMBackend:
     def config(self) -> dict:
         return {"kind": self.kind, "model": self.name, "thinking": self.thinking}
 
-    def complete(self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0,
-                 seed: int = 0) -> list[str]:
+    def complete(
+        self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> list[str]:
         from vllm import SamplingParams
 
         params = SamplingParams(temperature=temperature, seed=seed if temperature > 0 else None, max_tokens=max_tokens)
-        outputs = self.llm.chat(conversations, params, use_tqdm=False,
-                                chat_template_kwargs={"enable_thinking": self.thinking})
+        outputs = self.llm.chat(
+            conversations, params, use_tqdm=False, chat_template_kwargs={"enable_thinking": self.thinking}
+        )
         return [output.outputs[0].text for output in outputs]
 
 
-def candidate_backend(model: str, backend: str = "auto", server: str | None = None, batch_size: int = 8,
-                 dtype: str | None = None, thinking: bool = False):
+def candidate_backend(
+    model: str,
+    backend: str = "auto",
+    server: str | None = None,
+    batch_size: int = 8,
+    dtype: str | None = None,
+    thinking: bool = False,
+):
     """An OpenAI-compatible client when ``server`` is given, else vLLM or transformers (``auto``: vLLM
     when installed and CUDA is available)."""
     if server:
@@ -88,22 +96,40 @@ def _previous(path: Path, partial: Path, settings: dict) -> dict[str, dict]:
     done.update(read_partial(partial))
     for rec in done.values():
         if rec["meta"].get("generation") != settings:
-            raise RecordError(f"{path}: {rec['id']} was generated with {rec['meta'].get('generation')}, not "
-                              f"{settings}; write to another folder or delete {path} and {partial}")
+            raise RecordError(
+                f"{path}: {rec['id']} was generated with {rec['meta'].get('generation')}, not "
+                f"{settings}; write to another folder or delete {path} and {partial}"
+            )
     return done
 
 
-def generate_file(backend, task: Task, items: list[dict], variant: str, split: str, model_name: str, out: Path,
-                  max_new_tokens: int = 2048, chunk_size: int = 64, progress: bool = False,
-                  temperature: float = 0.0, seed: int = 0) -> Path:
+def generate_file(
+    backend,
+    task: Task,
+    items: list[dict],
+    variant: str,
+    split: str,
+    model_name: str,
+    out: Path,
+    max_new_tokens: int = 2048,
+    chunk_size: int = 64,
+    progress: bool = False,
+    temperature: float = 0.0,
+    seed: int = 0,
+) -> Path:
     """Generate the candidates of one task and variant into ``out`` (resumable); return the file.
 
     Sampling (``temperature`` > 0) is seeded per chunk (``seed`` + the chunk's start), so a run that
     is not interrupted is reproducible."""
     config = backend.config()
     decoding = {"temperature": temperature, "seed": seed} if temperature > 0 else "greedy"
-    settings = {"backend": config["kind"], "model": config["model"], "thinking": config.get("thinking", False),
-                "decoding": decoding, "max_new_tokens": max_new_tokens}
+    settings = {
+        "backend": config["kind"],
+        "model": config["model"],
+        "thinking": config.get("thinking", False),
+        "decoding": decoding,
+        "max_new_tokens": max_new_tokens,
+    }
     salt = f"t{temperature:g}" if temperature > 0 else ""  # greedy ids are those of earlier versions
     path = out / file_name(task.name, split, model_name, variant, temperature)
     partial = path.with_name(path.name + ".partial")
@@ -121,17 +147,35 @@ def generate_file(backend, task: Task, items: list[dict], variant: str, split: s
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(partial, "a", encoding="utf-8") as handle:
         for start in range(0, len(todo), chunk_size):
-            chunk = todo[start: start + chunk_size]
+            chunk = todo[start : start + chunk_size]
             conversations = [[{"role": "user", "content": q}] for _, _, q in chunk]
-            outputs = backend.complete(conversations, max_new_tokens, temperature, seed + start) if temperature > 0 \
+            outputs = (
+                backend.complete(conversations, max_new_tokens, temperature, seed + start)
+                if temperature > 0
                 else backend.complete(conversations, max_new_tokens)
+            )
             for (rec_id, item, question), raw in zip(chunk, outputs, strict=True):
                 candidate, thought = split_thinking(raw)
-                meta = {"item": item["item"], "variant": variant, "prompt_hash": digest(question)[:16],
-                        "generation": settings, **({"raw": raw} if thought else {})}
-                done[rec_id] = {"id": rec_id, "task": task.name, "category": task.category, "question": question,
-                                "candidate": candidate, "references": item["references"], "label": None,
-                                "label_source": None, "candidate_model": model_name, "split": split, "meta": meta}
+                meta = {
+                    "item": item["item"],
+                    "variant": variant,
+                    "prompt_hash": digest(question)[:16],
+                    "generation": settings,
+                    **({"raw": raw} if thought else {}),
+                }
+                done[rec_id] = {
+                    "id": rec_id,
+                    "task": task.name,
+                    "category": task.category,
+                    "question": question,
+                    "candidate": candidate,
+                    "references": item["references"],
+                    "label": None,
+                    "label_source": None,
+                    "candidate_model": model_name,
+                    "split": split,
+                    "meta": meta,
+                }
                 handle.write(json.dumps(done[rec_id], ensure_ascii=False) + "\n")
             handle.flush()
             if bar is not None:

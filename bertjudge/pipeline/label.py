@@ -128,25 +128,39 @@ class LLMTeacher:
         revision: the model revision, recorded as provenance.
     """
 
-    def __init__(self, model: str, server: str | None = None, mode: str = "reasoning", max_new_tokens: int = 512,
-                 batch_size: int = 8, revision: str | None = None, backend=None):
+    def __init__(
+        self,
+        model: str,
+        server: str | None = None,
+        mode: str = "reasoning",
+        max_new_tokens: int = 512,
+        batch_size: int = 8,
+        revision: str | None = None,
+        backend=None,
+    ):
         if backend is None:
-            backend = (OpenAIBackend(server, model) if server
-                       else TransformersBackend(model, batch_size=batch_size))
+            backend = OpenAIBackend(server, model) if server else TransformersBackend(model, batch_size=batch_size)
         self.judge = PromptedJudge(backend, mode=mode, max_new_tokens=max_new_tokens)
         self.model, self.revision, self.prompt_version = model, revision, PROMPT_VERSION
         self.source = f"llm:{model}@{PROMPT_VERSION}"
 
     def provenance(self) -> dict:
-        return {"teacher": self.source, "model": self.model, "revision": self.revision,
-                "prompt_version": self.prompt_version, "backend": self.judge.backend.kind,
-                "decoding": {"greedy": True, "mode": self.judge.mode, "max_new_tokens": self.judge.max_new_tokens},
-                "timestamp": _now()}
+        return {
+            "teacher": self.source,
+            "model": self.model,
+            "revision": self.revision,
+            "prompt_version": self.prompt_version,
+            "backend": self.judge.backend.kind,
+            "decoding": {"greedy": True, "mode": self.judge.mode, "max_new_tokens": self.judge.max_new_tokens},
+            "timestamp": _now(),
+        }
 
     def label(self, records: list[dict]) -> list[tuple[int | None, dict]]:
         rows = self.judge.details(records)
-        return [(None if r["unparsed"] else int(r["verdict"]), {"output": r["output"], "invalid": r["unparsed"]})
-                for r in rows]
+        return [
+            (None if r["unparsed"] else int(r["verdict"]), {"output": r["output"], "invalid": r["unparsed"]})
+            for r in rows
+        ]
 
 
 def make_teacher(spec: str, labels: str | None = None, threshold: float = 0.5, **llm):
@@ -187,7 +201,7 @@ def label_file(teacher, records: list[dict], path: Path, chunk_size: int = 256) 
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(partial, "a", encoding="utf-8") as handle:
         for start in range(0, len(todo), chunk_size):
-            for row in label_records(teacher, todo[start: start + chunk_size]):
+            for row in label_records(teacher, todo[start : start + chunk_size]):
                 done[row["id"]] = row
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             handle.flush()
@@ -207,8 +221,12 @@ def report(records: list[dict]) -> dict:
         counts["positive"] += rec["label"] == 1
         counts["invalid"] += bool(rec["meta"]["labelling"]["invalid"])
     total = sum(tasks.values(), Counter())
-    return {"teacher": records[0]["label_source"] if records else None, "rows": total["rows"],
-            "invalid_rate": total["invalid"] / max(total["rows"], 1), "tasks": {t: dict(c) for t, c in tasks.items()}}
+    return {
+        "teacher": records[0]["label_source"] if records else None,
+        "rows": total["rows"],
+        "invalid_rate": total["invalid"] / max(total["rows"], 1),
+        "tasks": {t: dict(c) for t, c in tasks.items()},
+    }
 
 
 def input_files(paths: list[str]) -> list[Path]:
@@ -221,6 +239,8 @@ def input_files(paths: list[str]) -> list[Path]:
         files += found
     names = Counter(f.name for f in files)
     if any(n > 1 for n in names.values()):
-        raise RecordError(f"two inputs share a file name ({[k for k, n in names.items() if n > 1]}); "
-                          "outputs are written under the input names")
+        raise RecordError(
+            f"two inputs share a file name ({[k for k, n in names.items() if n > 1]}); "
+            "outputs are written under the input names"
+        )
     return files

@@ -25,11 +25,24 @@ SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<time>\d{4}-\d{2}-\d{2}T[\d\-.:]
 BINARY_METRICS = ("exact_match", "acc", "em", "exact", "correct")
 OWN_METRICS = "bertjudge"  # bertjudge's own in-harness metrics (pipeline/lmeval_metric.py) label no row
 _PREFIXES = {  # lm-eval task families → categories
-    "mmlu": "multiple_choice", "arc": "multiple_choice", "truthfulqa": "multiple_choice", "gpqa": "multiple_choice",
-    "hellaswag": "multiple_choice", "squad": "context_extraction", "drop": "context_extraction",
-    "coqa": "context_extraction", "hotpot": "context_extraction", "gsm8k": "open_math", "minerva_math": "open_math",
-    "hendrycks_math": "open_math", "math": "open_math", "asdiv": "open_math", "aime": "open_math",
-    "nq_open": "open_qa", "triviaqa": "open_qa", "webqs": "open_qa",
+    "mmlu": "multiple_choice",
+    "arc": "multiple_choice",
+    "truthfulqa": "multiple_choice",
+    "gpqa": "multiple_choice",
+    "hellaswag": "multiple_choice",
+    "squad": "context_extraction",
+    "drop": "context_extraction",
+    "coqa": "context_extraction",
+    "hotpot": "context_extraction",
+    "gsm8k": "open_math",
+    "minerva_math": "open_math",
+    "hendrycks_math": "open_math",
+    "math": "open_math",
+    "asdiv": "open_math",
+    "aime": "open_math",
+    "nq_open": "open_qa",
+    "triviaqa": "open_qa",
+    "webqs": "open_qa",
 }
 
 
@@ -61,8 +74,13 @@ def _model_name(folder: str) -> str:
     return folder.replace("__", "/")  # lm-eval's sanitized model name, e.g. meta-llama__Llama-3.2-1B
 
 
-def read_samples(path: str | Path, model: str | None = None, filter_name: str | None = None,
-                 metric: str | None = None, category: str | None = None) -> tuple[list[dict], int]:
+def read_samples(
+    path: str | Path,
+    model: str | None = None,
+    filter_name: str | None = None,
+    metric: str | None = None,
+    category: str | None = None,
+) -> tuple[list[dict], int]:
     """The records of one samples file and how many documents were skipped (no generated text)."""
     path = Path(path)
     match = SAMPLES.match(path.name)
@@ -92,24 +110,45 @@ def read_samples(path: str | Path, model: str | None = None, filter_name: str | 
             continue
         if chosen not in by_filter:
             raise RecordError(f"{path}: doc {doc_id} has no filter {chosen!r} (it has {', '.join(by_filter)})")
-        names = [metric] if metric else [m for m in row.get("metrics", BINARY_METRICS)
-                                         if m in row and not m.startswith(OWN_METRICS)]
+        names = (
+            [metric]
+            if metric
+            else [m for m in row.get("metrics", BINARY_METRICS) if m in row and not m.startswith(OWN_METRICS)]
+        )
         value = row.get(names[0]) if names else None
         label = int(value) if value in (0, 1) else None  # 0., 1., True, False; not f1 scores
         refs = references(row["target"])
         if not refs:
             raise RecordError(f"{where}: empty target")
-        filters = {name: {"filtered_resp": r.get("filtered_resps"),
-                          **{m: r[m] for m in r.get("metrics", BINARY_METRICS) if m in r}}
-                   for name, (r, _) in by_filter.items()}
-        rec = {"id": make_id(task, f"doc:{doc_id}", model, "lm-eval", candidate), "task": task,
-               "category": category or lmeval_category(task), "question": prompt, "candidate": candidate,
-               "references": refs, "label": label,
-               "label_source": f"rule:lm-eval:{names[0]}" if label is not None else None,
-               "candidate_model": model,
-               "meta": {"variant": "lm-eval", "item": f"doc:{doc_id}",
-                        "lm_eval": {"file": path.name, "doc_id": doc_id, "filter": chosen, "filters": filters,
-                                    **{k: row[k] for k in ("doc_hash", "prompt_hash", "target_hash") if k in row}}}}
+        filters = {
+            name: {
+                "filtered_resp": r.get("filtered_resps"),
+                **{m: r[m] for m in r.get("metrics", BINARY_METRICS) if m in r},
+            }
+            for name, (r, _) in by_filter.items()
+        }
+        rec = {
+            "id": make_id(task, f"doc:{doc_id}", model, "lm-eval", candidate),
+            "task": task,
+            "category": category or lmeval_category(task),
+            "question": prompt,
+            "candidate": candidate,
+            "references": refs,
+            "label": label,
+            "label_source": f"rule:lm-eval:{names[0]}" if label is not None else None,
+            "candidate_model": model,
+            "meta": {
+                "variant": "lm-eval",
+                "item": f"doc:{doc_id}",
+                "lm_eval": {
+                    "file": path.name,
+                    "doc_id": doc_id,
+                    "filter": chosen,
+                    "filters": filters,
+                    **{k: row[k] for k in ("doc_hash", "prompt_hash", "target_hash") if k in row},
+                },
+            },
+        }
         records.append(normalize(rec, where))
     return records, skipped
 

@@ -52,16 +52,26 @@ def bertjudge_acc(references, predictions, **options) -> float:
     string or a list of acceptable answers."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:  # a ValueError: lm-eval retries a metric that raises TypeError with other arguments
-        raise ValueError(f"bertjudge_acc: unknown option(s) {unknown} in the task's metric_list entry; "
-                         f"it takes {', '.join(OPTIONS)}")
+        raise ValueError(
+            f"bertjudge_acc: unknown option(s) {unknown} in the task's metric_list entry; it takes {', '.join(OPTIONS)}"
+        )
     if len(references) != len(predictions) or not predictions:
         raise ValueError(f"bertjudge_acc: {len(references)} references for {len(predictions)} predictions")
     records = []
     for i, (target, answer) in enumerate(zip(references, predictions)):
         refs = target_references(target) or [str(target)]
-        records.append(normalize({"question": None, "candidate": str(answer), "references": refs,
-                                  "category": options.get("category") or "other", "task": "lm-eval"},
-                                 f"lm-eval metric bertjudge_acc, item {i}"))
+        records.append(
+            normalize(
+                {
+                    "question": None,
+                    "candidate": str(answer),
+                    "references": refs,
+                    "category": options.get("category") or "other",
+                    "task": "lm-eval",
+                },
+                f"lm-eval metric bertjudge_acc, item {i}",
+            )
+        )
     judge = cached_judge(judge_spec(options.get("judge")))
     rows = judge.details(records, batch_size=int(options.get("batch_size") or 32))
     return sum(row["verdict"] is True for row in rows) / len(rows)

@@ -59,6 +59,7 @@ def _unique(values: Iterable) -> list[str]:
 
 # ---- prompt and reference builders ------------------------------------------------------------
 
+
 def _options(question: str, options: list[str]) -> str:
     lines = [f"{LETTERS[i]}. {str(option).strip()}" for i, option in enumerate(options)]
     return f"Question: {question.strip()}\n\nOptions:\n" + "\n".join(lines)
@@ -90,21 +91,31 @@ def _arc_key(row: dict) -> str:
 
 
 def _squad_prompt(row: dict) -> str:
-    return (_passage(row["context"], row["question"])
-            + f"\n\nIf the passage does not contain the answer, the answer is '{UNANSWERABLE}'.")
+    return (
+        _passage(row["context"], row["question"])
+        + f"\n\nIf the passage does not contain the answer, the answer is '{UNANSWERABLE}'."
+    )
 
 
 def _hotpot_context(row: dict) -> str:
     context = row["context"]
-    return "\n\n".join(f"{title}: {''.join(sentences).strip()}"
-                       for title, sentences in zip(context["title"], context["sentences"]))
+    return "\n\n".join(
+        f"{title}: {''.join(sentences).strip()}" for title, sentences in zip(context["title"], context["sentences"])
+    )
 
 
 def _coqa_turns(row: dict) -> list[dict]:
     """One item per question of a CoQA conversation, with the earlier turns as history."""
     questions, answers = row["questions"], row["answers"]["input_text"]
-    return [{"story": row["story"], "history": list(zip(questions[:i], answers[:i])),
-             "question": questions[i], "answer": answers[i]} for i in range(len(questions))]
+    return [
+        {
+            "story": row["story"],
+            "history": list(zip(questions[:i], answers[:i])),
+            "question": questions[i],
+            "answer": answers[i],
+        }
+        for i in range(len(questions))
+    ]
 
 
 def _coqa_prompt(turn: dict) -> str:
@@ -133,6 +144,7 @@ def _triviaqa_answer(row: dict) -> list[str]:
 
 
 # ---- the registry -------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Task:
@@ -167,8 +179,9 @@ class Task:
             for config in self.configs:
                 yield from datasets.load_dataset(self.hub_id, config, split=self.splits[split])
 
-    def items(self, split: str = "test", data_dir: str | Path | None = None, limit: int | None = None,
-              seed: int = 0) -> list[dict]:
+    def items(
+        self, split: str = "test", data_dir: str | Path | None = None, limit: int | None = None, seed: int = 0
+    ) -> list[dict]:
         """``{"item", "body", "references"}`` per distinct question (``item``: a hash of the body);
         rows without a reference are skipped; ``limit`` keeps a seeded sample in dataset order."""
         items, seen = [], set()
@@ -184,54 +197,162 @@ class Task:
         return items
 
 
-_MATH_SUBJECTS = ("algebra", "counting_and_probability", "geometry", "intermediate_algebra", "number_theory",
-                  "prealgebra", "precalculus")
+_MATH_SUBJECTS = (
+    "algebra",
+    "counting_and_probability",
+    "geometry",
+    "intermediate_algebra",
+    "number_theory",
+    "prealgebra",
+    "precalculus",
+)
 
 TASKS: dict[str, Task] = {
     # multiple choice
-    "mmlu": Task("mmlu", "multiple_choice", "cais/mmlu", {"train": "auxiliary_train", "test": "test"},
-                 lambda r: _options(r["question"], r["choices"]), lambda r: [LETTERS[r["answer"]]],
-                 configs=("all",)),
-    "mmlu_pro": Task("mmlu_pro", "multiple_choice", "TIGER-Lab/MMLU-Pro", {"test": "test"},
-                     lambda r: _options(r["question"], r["options"]), lambda r: [r["answer"]]),
-    "truthfulqa": Task("truthfulqa", "multiple_choice", "truthfulqa/truthful_qa", {"test": "validation"},
-                       lambda r: _options(r["question"], _truthfulqa(r)[0]), lambda r: [_truthfulqa(r)[1]],
-                       configs=("multiple_choice",)),
-    "arc_easy": Task("arc_easy", "multiple_choice", "allenai/ai2_arc", {"train": "train", "test": "test"},
-                     lambda r: _options(r["question"], r["choices"]["text"]), lambda r: [_arc_key(r)],
-                     configs=("ARC-Easy",)),
-    "arc_challenge": Task("arc_challenge", "multiple_choice", "allenai/ai2_arc", {"train": "train", "test": "test"},
-                          lambda r: _options(r["question"], r["choices"]["text"]), lambda r: [_arc_key(r)],
-                          configs=("ARC-Challenge",)),
-    "gpqa": Task("gpqa", "multiple_choice", "Idavidrein/gpqa", {"test": "train"},  # gated; one split
-                 lambda r: _options(r["Question"], _gpqa(r)[0]), lambda r: [_gpqa(r)[1]],
-                 configs=("gpqa_diamond",)),
+    "mmlu": Task(
+        "mmlu",
+        "multiple_choice",
+        "cais/mmlu",
+        {"train": "auxiliary_train", "test": "test"},
+        lambda r: _options(r["question"], r["choices"]),
+        lambda r: [LETTERS[r["answer"]]],
+        configs=("all",),
+    ),
+    "mmlu_pro": Task(
+        "mmlu_pro",
+        "multiple_choice",
+        "TIGER-Lab/MMLU-Pro",
+        {"test": "test"},
+        lambda r: _options(r["question"], r["options"]),
+        lambda r: [r["answer"]],
+    ),
+    "truthfulqa": Task(
+        "truthfulqa",
+        "multiple_choice",
+        "truthfulqa/truthful_qa",
+        {"test": "validation"},
+        lambda r: _options(r["question"], _truthfulqa(r)[0]),
+        lambda r: [_truthfulqa(r)[1]],
+        configs=("multiple_choice",),
+    ),
+    "arc_easy": Task(
+        "arc_easy",
+        "multiple_choice",
+        "allenai/ai2_arc",
+        {"train": "train", "test": "test"},
+        lambda r: _options(r["question"], r["choices"]["text"]),
+        lambda r: [_arc_key(r)],
+        configs=("ARC-Easy",),
+    ),
+    "arc_challenge": Task(
+        "arc_challenge",
+        "multiple_choice",
+        "allenai/ai2_arc",
+        {"train": "train", "test": "test"},
+        lambda r: _options(r["question"], r["choices"]["text"]),
+        lambda r: [_arc_key(r)],
+        configs=("ARC-Challenge",),
+    ),
+    "gpqa": Task(
+        "gpqa",
+        "multiple_choice",
+        "Idavidrein/gpqa",
+        {"test": "train"},  # gated; one split
+        lambda r: _options(r["Question"], _gpqa(r)[0]),
+        lambda r: [_gpqa(r)[1]],
+        configs=("gpqa_diamond",),
+    ),
     # context extraction
-    "squad_v2": Task("squad_v2", "context_extraction", "rajpurkar/squad_v2", {"train": "train", "test": "validation"},
-                     _squad_prompt, lambda r: r["answers"]["text"] or [UNANSWERABLE]),
-    "hotpotqa": Task("hotpotqa", "context_extraction", "hotpotqa/hotpot_qa", {"train": "train", "test": "validation"},
-                     lambda r: _passage(_hotpot_context(r), r["question"]), lambda r: [r["answer"]],
-                     configs=("distractor",)),
-    "drop": Task("drop", "context_extraction", "ucinlp/drop", {"test": "validation"},
-                 lambda r: _passage(r["passage"], r["question"]), lambda r: r["answers_spans"]["spans"]),
-    "coqa": Task("coqa", "context_extraction", "stanfordnlp/coqa", {"test": "validation"},
-                 _coqa_prompt, lambda t: [t["answer"]], expand=_coqa_turns),
+    "squad_v2": Task(
+        "squad_v2",
+        "context_extraction",
+        "rajpurkar/squad_v2",
+        {"train": "train", "test": "validation"},
+        _squad_prompt,
+        lambda r: r["answers"]["text"] or [UNANSWERABLE],
+    ),
+    "hotpotqa": Task(
+        "hotpotqa",
+        "context_extraction",
+        "hotpotqa/hotpot_qa",
+        {"train": "train", "test": "validation"},
+        lambda r: _passage(_hotpot_context(r), r["question"]),
+        lambda r: [r["answer"]],
+        configs=("distractor",),
+    ),
+    "drop": Task(
+        "drop",
+        "context_extraction",
+        "ucinlp/drop",
+        {"test": "validation"},
+        lambda r: _passage(r["passage"], r["question"]),
+        lambda r: r["answers_spans"]["spans"],
+    ),
+    "coqa": Task(
+        "coqa",
+        "context_extraction",
+        "stanfordnlp/coqa",
+        {"test": "validation"},
+        _coqa_prompt,
+        lambda t: [t["answer"]],
+        expand=_coqa_turns,
+    ),
     # open math
-    "gsm8k": Task("gsm8k", "open_math", "openai/gsm8k", {"train": "train", "test": "test"},
-                  lambda r: r["question"], _gsm8k_answer, configs=("main",)),
-    "math": Task("math", "open_math", "EleutherAI/hendrycks_math", {"train": "train", "test": "test"},
-                 lambda r: r["problem"], lambda r: [boxed(r["solution"])], configs=_MATH_SUBJECTS),
-    "asdiv": Task("asdiv", "open_math", "EleutherAI/asdiv", {"test": "validation"},
-                  lambda r: f"{r['body'].strip()} {r['question'].strip()}", _asdiv_answer),
-    "aime24": Task("aime24", "open_math", "HuggingFaceH4/aime_2024", {"test": "train"},
-                   lambda r: r["problem"], lambda r: [r["answer"]]),
-    "aime25": Task("aime25", "open_math", "MathArena/aime_2025", {"test": "train"},
-                   lambda r: r["problem"], lambda r: [r["answer"]]),
+    "gsm8k": Task(
+        "gsm8k",
+        "open_math",
+        "openai/gsm8k",
+        {"train": "train", "test": "test"},
+        lambda r: r["question"],
+        _gsm8k_answer,
+        configs=("main",),
+    ),
+    "math": Task(
+        "math",
+        "open_math",
+        "EleutherAI/hendrycks_math",
+        {"train": "train", "test": "test"},
+        lambda r: r["problem"],
+        lambda r: [boxed(r["solution"])],
+        configs=_MATH_SUBJECTS,
+    ),
+    "asdiv": Task(
+        "asdiv",
+        "open_math",
+        "EleutherAI/asdiv",
+        {"test": "validation"},
+        lambda r: f"{r['body'].strip()} {r['question'].strip()}",
+        _asdiv_answer,
+    ),
+    "aime24": Task(
+        "aime24",
+        "open_math",
+        "HuggingFaceH4/aime_2024",
+        {"test": "train"},
+        lambda r: r["problem"],
+        lambda r: [r["answer"]],
+    ),
+    "aime25": Task(
+        "aime25", "open_math", "MathArena/aime_2025", {"test": "train"}, lambda r: r["problem"], lambda r: [r["answer"]]
+    ),
     # open QA (no passage; aliases as references)
-    "nq_open": Task("nq_open", "open_qa", "google-research-datasets/nq_open", {"train": "train", "test": "validation"},
-                    lambda r: _open_question(r["question"]), lambda r: list(r["answer"])),
-    "triviaqa": Task("triviaqa", "open_qa", "mandarjoshi/trivia_qa", {"train": "train", "test": "validation"},
-                     lambda r: _open_question(r["question"]), _triviaqa_answer, configs=("rc.nocontext",)),
+    "nq_open": Task(
+        "nq_open",
+        "open_qa",
+        "google-research-datasets/nq_open",
+        {"train": "train", "test": "validation"},
+        lambda r: _open_question(r["question"]),
+        lambda r: list(r["answer"]),
+    ),
+    "triviaqa": Task(
+        "triviaqa",
+        "open_qa",
+        "mandarjoshi/trivia_qa",
+        {"train": "train", "test": "validation"},
+        lambda r: _open_question(r["question"]),
+        _triviaqa_answer,
+        configs=("rc.nocontext",),
+    ),
 }
 
 
@@ -239,9 +360,15 @@ def local_task(path: str | Path, category: str | None = None, name: str | None =
     """A task from a user's JSONL/Parquet file with ``question`` and ``reference`` (or ``references``)."""
     path = Path(path)
     name = name or path.stem
-    return Task(name, category or category_of(name), None, {"test": "test"},
-                lambda r: r["question"], lambda r: r["references"] if "references" in r else [r["reference"]],
-                files={"test": str(path)})
+    return Task(
+        name,
+        category or category_of(name),
+        None,
+        {"test": "test"},
+        lambda r: r["question"],
+        lambda r: r["references"] if "references" in r else [r["reference"]],
+        files={"test": str(path)},
+    )
 
 
 def get_task(spec: str, category: str | None = None) -> Task:
@@ -254,6 +381,7 @@ def get_task(spec: str, category: str | None = None) -> Task:
 
 
 # ---- local copies -------------------------------------------------------------------------------
+
 
 def _read_table(path: Path) -> Iterator[dict]:
     if path.suffix == ".parquet":
@@ -290,5 +418,7 @@ def _read_local(folder: Path, role: str, split: str) -> Iterator[dict]:
         if split in saved:
             yield from saved[split]
             return
-    raise FileNotFoundError(f"no local copy of split {split!r} in {folder}: expected {role}.jsonl, {role}.parquet, "
-                            f"{split}.jsonl, a save_to_disk folder {folder / split}, or a DatasetDict in {folder}")
+    raise FileNotFoundError(
+        f"no local copy of split {split!r} in {folder}: expected {role}.jsonl, {role}.parquet, "
+        f"{split}.jsonl, a save_to_disk folder {folder / split}, or a DatasetDict in {folder}"
+    )

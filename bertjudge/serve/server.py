@@ -26,7 +26,6 @@ padded together, which moves an encoder's float32 scores by rounding only (about
 ``encode_response``'s annotations at run time to build the endpoint and its OpenAPI description.)
 """
 
-
 import asyncio
 import contextlib
 import hmac
@@ -64,8 +63,13 @@ METRICS_PATH = "/metrics"
 PUBLIC_PATHS = ("/health", METRICS_PATH, "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc")
 HOSTS = ("127.0.0.1", "0.0.0.0", "::")  # what LitServe binds
 
-EXAMPLE_ROW = {"id": "q1-a", "question": "What is 17 * 3?", "candidate": "17 * 3 = 51, so the answer is 51.",
-               "references": ["51"], "category": "open_math"}
+EXAMPLE_ROW = {
+    "id": "q1-a",
+    "question": "What is 17 * 3?",
+    "candidate": "17 * 3 = 51, so the answer is 51.",
+    "references": ["51"],
+    "category": "open_math",
+}
 
 
 # ------------------------------------------------------------------------------ the HTTP schema
@@ -75,17 +79,19 @@ class ScoreRequest(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{"rows": [EXAMPLE_ROW]}]})
     rows: list[dict[str, Any]] = Field(
         description="records in the bertjudge record schema: 'candidate' (the answer judged) and 'references' "
-                    "(a list of acceptable answers; or 'reference', a string) are required; 'question', 'id', "
-                    f"'category' (one of {', '.join(CATEGORIES)}), 'task', 'label', 'meta' and the rest are "
-                    "optional. A row without 'id' gets the id `judge` would give it.")
+        "(a list of acceptable answers; or 'reference', a string) are required; 'question', 'id', "
+        f"'category' (one of {', '.join(CATEGORIES)}), 'task', 'label', 'meta' and the rest are "
+        "optional. A row without 'id' gets the id `judge` would give it."
+    )
 
 
 class ScoredRow(BaseModel):
     id: str = Field(description="the row's id (given, or derived from its fields as `judge` does)")
     score: float | None = Field(description="calibrated P(correct); null where the judge could not give a verdict")
     verdict: bool | None = Field(description="score >= the judge's threshold; null where score is null")
-    error: str | None = Field(None, description="only on a row the judge failed on (score and verdict null), as "
-                                                "in `judge`'s output")
+    error: str | None = Field(
+        None, description="only on a row the judge failed on (score and verdict null), as in `judge`'s output"
+    )
 
 
 class ScoreResponse(BaseModel):
@@ -126,20 +132,41 @@ def metrics() -> dict[str, Any]:
             from prometheus_client import Counter, Histogram
 
             _METRICS.update(
-                requests=Counter("bertjudge_serve_requests", "POST /score requests answered, by HTTP status",
-                                 ["code"], registry=None),
+                requests=Counter(
+                    "bertjudge_serve_requests", "POST /score requests answered, by HTTP status", ["code"], registry=None
+                ),
                 rows=Counter("bertjudge_serve_rows", "rows scored (in requests answered 200)", registry=None),
-                failures=Counter("bertjudge_serve_failures", "POST /score requests not answered 200, by reason "
-                                 "(unauthorized, too_large, bad_request, timeout, server_error, client_gone)", ["reason"],
-                                 registry=None),
-                latency=Histogram("bertjudge_serve_request_seconds", "POST /score latency, from the first byte "
-                                  "read to the answer", buckets=LATENCY_BUCKETS, registry=None),
-                batch_requests=Histogram("bertjudge_serve_batch_requests", "requests scored together in one "
-                                         "dynamic batch", buckets=(1, 2, 4, 8, 16, 32, 64, 128), registry=None),
-                batch_rows=Histogram("bertjudge_serve_batch_rows", "rows scored together in one dynamic batch",
-                                     buckets=(1, 8, 32, 64, 128, 256, 512, 1024, 4096), registry=None),
-                predict=Histogram("bertjudge_serve_predict_seconds", "time a worker spends scoring one dynamic "
-                                  "batch", buckets=LATENCY_BUCKETS, registry=None),
+                failures=Counter(
+                    "bertjudge_serve_failures",
+                    "POST /score requests not answered 200, by reason "
+                    "(unauthorized, too_large, bad_request, timeout, server_error, client_gone)",
+                    ["reason"],
+                    registry=None,
+                ),
+                latency=Histogram(
+                    "bertjudge_serve_request_seconds",
+                    "POST /score latency, from the first byte read to the answer",
+                    buckets=LATENCY_BUCKETS,
+                    registry=None,
+                ),
+                batch_requests=Histogram(
+                    "bertjudge_serve_batch_requests",
+                    "requests scored together in one dynamic batch",
+                    buckets=(1, 2, 4, 8, 16, 32, 64, 128),
+                    registry=None,
+                ),
+                batch_rows=Histogram(
+                    "bertjudge_serve_batch_rows",
+                    "rows scored together in one dynamic batch",
+                    buckets=(1, 8, 32, 64, 128, 256, 512, 1024, 4096),
+                    registry=None,
+                ),
+                predict=Histogram(
+                    "bertjudge_serve_predict_seconds",
+                    "time a worker spends scoring one dynamic batch",
+                    buckets=LATENCY_BUCKETS,
+                    registry=None,
+                ),
             )
         return _METRICS
 
@@ -156,7 +183,8 @@ def metrics_text() -> tuple[bytes, str]:
 
 def failure_reason(status: int) -> str:
     return {401: "unauthorized", 413: "too_large", 499: "client_gone", 504: "timeout"}.get(
-        status, "server_error" if status >= 500 else "bad_request")
+        status, "server_error" if status >= 500 else "bad_request"
+    )
 
 
 # ------------------------------------------------------------------------------ the inference worker
@@ -178,8 +206,14 @@ class JudgeAPI(ls.LitAPI):
         max_batch_size: most requests scored together; batch_timeout: seconds a worker waits to fill a batch.
     """
 
-    def __init__(self, spec: str, batch_size: int = 32, threads: int | None = None, max_batch_size: int = 8,
-                 batch_timeout: float = 0.01):
+    def __init__(
+        self,
+        spec: str,
+        batch_size: int = 32,
+        threads: int | None = None,
+        max_batch_size: int = 8,
+        batch_timeout: float = 0.01,
+    ):
         super().__init__(max_batch_size=max_batch_size, batch_timeout=batch_timeout, api_path=SCORE_PATH)
         self.judge_spec, self.batch_size, self.threads = spec, batch_size, threads
         self.judge = None
@@ -209,7 +243,7 @@ class JudgeAPI(ls.LitAPI):
         m["batch_rows"].observe(len(batch.records))
         outputs, start = [], 0
         for size in batch.sizes:
-            outputs.append((batch.records[start: start + size], results[start: start + size]))
+            outputs.append((batch.records[start : start + size], results[start : start + size]))
             start += size
         return outputs if isinstance(x, Batch) else outputs[0]
 
@@ -252,8 +286,12 @@ class ScoreGate:
         if self.token and path not in PUBLIC_PATHS and not self._authorized(scope):
             if path == SCORE_PATH:
                 self._count(401, 0, 0.0)
-            return await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
-                                {"www-authenticate": "Bearer"})
+            return await _reply(
+                send,
+                401,
+                "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
+                {"www-authenticate": "Bearer"},
+            )
         if path == METRICS_PATH:
             body, content_type = metrics_text()
             return await _reply_raw(send, 200, body, content_type)
@@ -282,8 +320,9 @@ class ScoreGate:
         """Check the request, pass it to LitServe, answer 504 past the deadline: (status, rows)."""
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            return await _reply(send, 413, f"body of {int(declared)} bytes, more than the limit of "
-                                           f"{self.max_bytes} (--max-bytes)"), 0
+            return await _reply(
+                send, 413, f"body of {int(declared)} bytes, more than the limit of {self.max_bytes} (--max-bytes)"
+            ), 0
         chunks, size = [], 0
         while True:
             message = await receive()
@@ -332,8 +371,11 @@ class ScoreGate:
         except asyncio.TimeoutError:
             if started:
                 raise
-            return await _reply(send, 504, f"not answered within {self.timeout:g} s (--timeout); "
-                                           f"the server is overloaded or a worker died"), 0
+            return await _reply(
+                send,
+                504,
+                f"not answered within {self.timeout:g} s (--timeout); the server is overloaded or a worker died",
+            ), 0
         return status, len(rows)
 
 
@@ -427,23 +469,41 @@ def build_server(config: ServeConfig, judge_info: dict | None = None) -> JudgeSe
     """The LitServer (not started) for ``config``: ``JudgeAPI`` workers, the gate, ``/metrics``, OpenAPI."""
     config.check()
     threads = config.threads or (max(1, (os.cpu_count() or 1) // config.workers) if config.workers > 1 else None)
-    api = JudgeAPI(config.judge, batch_size=config.batch_size, threads=threads,
-                   max_batch_size=config.max_batch_size, batch_timeout=config.batch_timeout)
-    server = JudgeServer(api, accelerator=config.accelerator, workers_per_device=config.workers,
-                          timeout=config.timeout, model_metadata=judge_info or {"spec": config.judge},
-                          restart_workers=True)
+    api = JudgeAPI(
+        config.judge,
+        batch_size=config.batch_size,
+        threads=threads,
+        max_batch_size=config.max_batch_size,
+        batch_timeout=config.batch_timeout,
+    )
+    server = JudgeServer(
+        api,
+        accelerator=config.accelerator,
+        workers_per_device=config.workers,
+        timeout=config.timeout,
+        model_metadata=judge_info or {"spec": config.judge},
+        restart_workers=True,
+    )
     app = server.app
     app.title = "bertjudge judge server"
     app.version = "1"
-    app.description = (f"Scores (question, candidate, references) rows with the judge {config.judge!r}: the scores "
-                       "of `python -m bertjudge judge`. Limits: "
-                       f"{config.max_rows} rows and {config.max_bytes} bytes a request, {config.timeout:g} s.")
-    app.add_api_route(METRICS_PATH, _metrics_route, methods=["GET"], summary="Prometheus metrics",
-                      description="requests, rows, latency, failures (HTTP process) and dynamic batch sizes "
-                                  "(workers), as Prometheus text")
+    app.description = (
+        f"Scores (question, candidate, references) rows with the judge {config.judge!r}: the scores "
+        "of `python -m bertjudge judge`. Limits: "
+        f"{config.max_rows} rows and {config.max_bytes} bytes a request, {config.timeout:g} s."
+    )
+    app.add_api_route(
+        METRICS_PATH,
+        _metrics_route,
+        methods=["GET"],
+        summary="Prometheus metrics",
+        description="requests, rows, latency, failures (HTTP process) and dynamic batch sizes "
+        "(workers), as Prometheus text",
+    )
     _document(app, config)
-    app.add_middleware(ScoreGate, token=config.token, max_bytes=config.max_bytes, max_rows=config.max_rows,
-                       timeout=config.timeout)
+    app.add_middleware(
+        ScoreGate, token=config.token, max_bytes=config.max_bytes, max_rows=config.max_rows, timeout=config.timeout
+    )
     return server
 
 
@@ -464,25 +524,32 @@ def _document(app, config: ServeConfig) -> None:
         schema = generate()
         post = schema["paths"][SCORE_PATH]["post"]
         post["summary"] = "Score rows with the judge"
-        post["description"] = ("One scored row per row sent, in order. Rows of requests that arrive together are "
-                               "scored in one batch (dynamic batching).")
+        post["description"] = (
+            "One scored row per row sent, in order. Rows of requests that arrive together are "
+            "scored in one batch (dynamic batching)."
+        )
         schemas = schema.setdefault("components", {}).setdefault("schemas", {})
         answer_schema = ScoreResponse.model_json_schema(ref_template="#/components/schemas/{model}")
         schemas.update(answer_schema.pop("$defs", {}), ScoreResponse=answer_schema)
         post["responses"]["200"] = {  # encode_response returns a plain dict: rows carry "error" only if failed
             "description": "one scored row per row sent, in order",
-            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScoreResponse"}}}}
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScoreResponse"}}},
+        }
         error = {"application/json": {"schema": {"type": "object", "properties": {"detail": {"type": "string"}}}}}
-        for code, what in (("400", "the body is not JSON"),
-                           ("401", "missing or wrong bearer token (when the server has one)"),
-                           ("413", f"more than {config.max_rows} rows or {config.max_bytes} bytes"),
-                           ("422", "a row outside the record schema: the detail names rows[i] and the field"),
-                           ("500", "the worker scoring this request died (LitServe restarts it)"),
-                           ("504", f"not answered within {config.timeout:g} s")):
+        for code, what in (
+            ("400", "the body is not JSON"),
+            ("401", "missing or wrong bearer token (when the server has one)"),
+            ("413", f"more than {config.max_rows} rows or {config.max_bytes} bytes"),
+            ("422", "a row outside the record schema: the detail names rows[i] and the field"),
+            ("500", "the worker scoring this request died (LitServe restarts it)"),
+            ("504", f"not answered within {config.timeout:g} s"),
+        ):
             post["responses"][code] = {"description": what, "content": error}
         if config.token:
             schema.setdefault("components", {}).setdefault("securitySchemes", {})["bearer"] = {
-                "type": "http", "scheme": "bearer"}
+                "type": "http",
+                "scheme": "bearer",
+            }
             post["security"] = [{"bearer": []}]
         app.openapi_schema = schema
         return schema
@@ -509,13 +576,18 @@ def serve(config: ServeConfig, ready=None) -> None:
 
         if threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, stop)
-        server.run(host=config.host, port=config.port, num_api_servers=1, api_server_worker_type="thread",
-                   generate_client_file=False, log_level=config.log_level)
+        server.run(
+            host=config.host,
+            port=config.port,
+            num_api_servers=1,
+            api_server_worker_type="thread",
+            generate_client_file=False,
+            log_level=config.log_level,
+        )
     finally:
         if own_dir:
             os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
             shutil.rmtree(metrics_dir, ignore_errors=True)
-
 
 
 # ------------------------------------------------------------------------------ a server in a child process
@@ -538,8 +610,9 @@ class ServeProcess:
         env: extra environment variables.
     """
 
-    def __init__(self, args: list[str], port: int | None = None, log: str | os.PathLike | None = None,
-                 env: dict | None = None):
+    def __init__(
+        self, args: list[str], port: int | None = None, log: str | os.PathLike | None = None, env: dict | None = None
+    ):
         self.port = port or free_port()
         self.args, self.log, self.env = list(args), log, env or {}
         self.url = f"http://127.0.0.1:{self.port}"
@@ -549,16 +622,18 @@ class ServeProcess:
         command = [sys.executable, "-m", "bertjudge", "serve", *self.args, "--port", str(self.port)]
         out = open(self.log, "ab") if self.log else subprocess.DEVNULL
         try:
-            self.process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-                                            env={**os.environ, **self.env})
+            self.process = subprocess.Popen(
+                command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, **self.env}
+            )
         finally:
             if self.log:
                 out.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"bertjudge serve exited with {self.process.returncode} before it was healthy"
-                                   f"{self._log_tail()}")
+                raise RuntimeError(
+                    f"bertjudge serve exited with {self.process.returncode} before it was healthy{self._log_tail()}"
+                )
             if self.health() == 200:
                 return self
             time.sleep(0.2)

@@ -13,8 +13,9 @@ from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.routing import CascadeJudge
 
 
-def calibrate(model: JudgeModule, records: list[dict], fit_bias: bool = False,
-              logits: np.ndarray | None = None) -> dict:
+def calibrate(
+    model: JudgeModule, records: list[dict], fit_bias: bool = False, logits: np.ndarray | None = None
+) -> dict:
     """Fit the judge's temperature (and, with ``fit_bias``, a bias: Platt scaling) on labelled records
     (LBFGS on NLL) and set it on the judge; ``logits``: the records' raw logits, if already computed."""
     labelled = [r for r in records if r["label"] is not None]
@@ -42,8 +43,15 @@ def question_groups(records: list[dict]) -> list[str]:
     return [m.get("problem") or m.get("item") or r["question"] for m, r in zip(metas, records)]
 
 
-def recalibrate(judge: JudgeModule, records: list[dict], fit_bias: bool = False, cascade: bool = False,
-                folds: int = 5, batch_size: int = 32, progress: bool = False) -> dict:
+def recalibrate(
+    judge: JudgeModule,
+    records: list[dict],
+    fit_bias: bool = False,
+    cascade: bool = False,
+    folds: int = 5,
+    batch_size: int = 32,
+    progress: bool = False,
+) -> dict:
     """Refit ``judge``'s calibration on the labelled ``records`` and set it on the judge.
 
     ``cascade``: fit on the rows that ``cascade:<judge>``'s rules leave to it (those without a rule
@@ -65,37 +73,56 @@ def recalibrate(judge: JudgeModule, records: list[dict], fit_bias: bool = False,
     def scored(probs):
         return np.where(ruled, 1.0, probs)
 
-    scores = {f"as saved (temperature {judge.temperature:.3f}, bias {judge.bias:.3f})":
-              scored(calibrated(logits, judge.temperature, judge.bias))}
+    scores = {
+        f"as saved (temperature {judge.temperature:.3f}, bias {judge.bias:.3f})": scored(
+            calibrated(logits, judge.temperature, judge.bias)
+        )
+    }
     previous = judge.provenance.get("calibration")
     mine = [r for r, ruled_row in zip(records, ruled) if not ruled_row]
     fitted = calibrate(judge, mine, fit_bias=fit_bias, logits=logits[~ruled])
-    scores[f"refitted (temperature {judge.temperature:.3f}, bias {judge.bias:.3f}), on these rows"] = \
-        scored(calibrated(logits, judge.temperature, judge.bias))
+    scores[f"refitted (temperature {judge.temperature:.3f}, bias {judge.bias:.3f}), on these rows"] = scored(
+        calibrated(logits, judge.temperature, judge.bias)
+    )
     extra = {}
     if folds >= 2:
         cross = np.ones(len(records))
-        cross[~ruled] = cross_fitted(logits[~ruled], labels[~ruled], question_groups(mine), fit_bias=fit_bias,
-                                     folds=folds)
+        cross[~ruled] = cross_fitted(
+            logits[~ruled], labels[~ruled], question_groups(mine), fit_bias=fit_bias, folds=folds
+        )
         scores[f"refitted, cross-fitted ({folds} folds by question)"] = cross
-        extra[("cascade_cross_fitted_ece" if cascade else "cross_fitted_ece")] = expected_calibration_error(cross,
-                                                                                                            labels)
-    calibration = {**fitted, **({"previous": previous} if previous else {}),
-                   **({"for": "cascade: fitted on the rows without a rule match; use as cascade:<this judge> "
-                              "(the default rules=match)"} if cascade else {}), **extra}
+        extra[("cascade_cross_fitted_ece" if cascade else "cross_fitted_ece")] = expected_calibration_error(
+            cross, labels
+        )
+    calibration = {
+        **fitted,
+        **({"previous": previous} if previous else {}),
+        **(
+            {
+                "for": "cascade: fitted on the rows without a rule match; use as cascade:<this judge> "
+                "(the default rules=match)"
+            }
+            if cascade
+            else {}
+        ),
+        **extra,
+    }
     judge.provenance["calibration"] = calibration
     return {"labels": labels, "ruled": ruled, "scores": scores, "calibration": calibration}
 
 
-def adapt_label_free(judge: JudgeModule, records: list[dict], prior: float | None = None, batch_size: int = 32,
-                     progress: bool = False) -> dict:
+def adapt_label_free(
+    judge: JudgeModule, records: list[dict], prior: float | None = None, batch_size: int = 32, progress: bool = False
+) -> dict:
     """Move ``judge``'s bias to the share of correct answers that EM estimates from its own scores on
     the (unlabelled) ``records``; ``prior``: the share where it was calibrated (default: the one its
     judge.json records). Labels, where present, only score the result (``before``/``after``)."""
     prior = prior if prior is not None else (judge.provenance.get("calibration") or {}).get("prior")
     if prior is None:
-        raise CalibrationError("this judge's judge.json records no calibration prior; give the share of correct "
-                               "answers of the data it was calibrated on")
+        raise CalibrationError(
+            "this judge's judge.json records no calibration prior; give the share of correct "
+            "answers of the data it was calibrated on"
+        )
     if not records:
         raise CalibrationError("no rows to adapt to")
     logits = judge.logits_records(records, batch_size, progress=progress)
@@ -107,7 +134,20 @@ def adapt_label_free(judge: JudgeModule, records: list[dict], prior: float | Non
     previous = judge.provenance.get("calibration")
     bias_before = judge.bias
     judge.bias += shift
-    judge.provenance["calibration"] = {"label_free": True, "prior": new_prior, "prior_before": prior,
-                                       "shift": shift, **({"previous": previous} if previous else {})}
-    return {"rows": len(records), "prior_before": prior, "prior": new_prior, "bias_before": bias_before,
-            "bias": judge.bias, "labels": labels, "before": before[labelled], "after": after[labelled]}
+    judge.provenance["calibration"] = {
+        "label_free": True,
+        "prior": new_prior,
+        "prior_before": prior,
+        "shift": shift,
+        **({"previous": previous} if previous else {}),
+    }
+    return {
+        "rows": len(records),
+        "prior_before": prior,
+        "prior": new_prior,
+        "bias_before": bias_before,
+        "bias": judge.bias,
+        "labels": labels,
+        "before": before[labelled],
+        "after": after[labelled],
+    }

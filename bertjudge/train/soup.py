@@ -34,10 +34,16 @@ def average_judges(judges: list[JudgeModule], names: list[str] | None = None) ->
         if judge.format.to_dict() != first.format.to_dict():
             raise SoupError(f"{name} and {names[0]} were trained with different input formats")
         if {key: value.shape for key, value in state.items()} != shapes:
-            raise SoupError(f"{name} and {names[0]} do not have the same weights (names or shapes differ): "
-                            "a soup averages runs of one architecture fine-tuned from one start")
-    averaged = {key: torch.stack([state[key].float() for state in states]).mean(0).to(value.dtype)
-                if value.is_floating_point() else value for key, value in states[0].items()}
+            raise SoupError(
+                f"{name} and {names[0]} do not have the same weights (names or shapes differ): "
+                "a soup averages runs of one architecture fine-tuned from one start"
+            )
+    averaged = {
+        key: torch.stack([state[key].float() for state in states]).mean(0).to(value.dtype)
+        if value.is_floating_point()
+        else value
+        for key, value in states[0].items()
+    }
     first.load_state_dict(averaged)
     first.temperature = sum(judge.temperature for judge in judges) / len(judges)
     first.bias = sum(judge.bias for judge in judges) / len(judges)

@@ -42,8 +42,17 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$")
 SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 REQUIRED = ("class_path", "source", "format", "license", "provenance")
-OPTIONAL = ("revision_pinned", "files", "num_labels", "threshold", "temperature", "bias", "architecture",
-            "description", "build")
+OPTIONAL = (
+    "revision_pinned",
+    "files",
+    "num_labels",
+    "threshold",
+    "temperature",
+    "bias",
+    "architecture",
+    "description",
+    "build",
+)
 MEASURED_HINT = "measured numbers (accuracy, FLOPs, latency) belong in benchmarks/results/*.csv, not the registry"
 
 
@@ -73,6 +82,7 @@ def parse_source(source: str) -> tuple[str, str, str | None]:
 
 def validate_entry(name: str, entry, where: str = "registry") -> dict:
     """Check one entry and fill its defaults; raise ZooError with a clear message."""
+
     def bad(msg: str) -> ZooError:
         return ZooError(f"{where}: entry {name!r}: {msg}")
 
@@ -86,8 +96,18 @@ def validate_entry(name: str, entry, where: str = "registry") -> dict:
     missing = [key for key in REQUIRED if entry.get(key) in (None, "")]
     if missing:
         raise bad(f"missing field(s) {missing}")
-    entry = {"revision_pinned": False, "files": {}, "num_labels": 1, "threshold": 0.5, "temperature": 1.0,
-             "bias": 0.0, "architecture": None, "description": "", "build": None, **entry}
+    entry = {
+        "revision_pinned": False,
+        "files": {},
+        "num_labels": 1,
+        "threshold": 0.5,
+        "temperature": 1.0,
+        "bias": 0.0,
+        "architecture": None,
+        "description": "",
+        "build": None,
+        **entry,
+    }
     if not re.match(r"^[A-Za-z_][\w.]*\.[A-Za-z_]\w*$", str(entry["class_path"])):
         raise bad(f"class_path {entry['class_path']!r} is not a dotted module.Class path")
     try:
@@ -170,8 +190,11 @@ def sha256(path: str | os.PathLike) -> str:
 
 def folder_files(folder: Path) -> list[str]:
     """Relative paths of the files of a judge folder, hidden files and folders left out."""
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                  if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
 
 
 def hash_folder(folder: Path) -> dict[str, str]:
@@ -196,8 +219,10 @@ def manifest_path(folder: Path) -> Path:
 def refuse_pickles(folder: Path, where: str) -> None:
     unsafe = [rel for rel in folder_files(folder) if rel.endswith(UNSAFE_SUFFIXES)]
     if unsafe:
-        raise ZooError(f"{where}: refusing pickle files {unsafe} (they can run code when loaded); "
-                       "publish the weights as safetensors")
+        raise ZooError(
+            f"{where}: refusing pickle files {unsafe} (they can run code when loaded); "
+            "publish the weights as safetensors"
+        )
 
 
 # --- fetching -------------------------------------------------------------------------------------
@@ -214,12 +239,14 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 
 def _hub_offline_message(name: str, repo: str, revision: str, cause: str) -> str:
-    return (f"hf://{repo}@{revision}: {cause}, and the files are not in the local Hugging Face cache.\n"
-            f"To use a local copy: on a machine with the network run\n"
-            f"  hf download {repo} --revision {revision} --local-dir {repo.split('/')[1]}\n"
-            f"copy that folder here, then\n"
-            f"  python -m bertjudge zoo pull {name} --from {repo.split('/')[1]}\n"
-            f"(or fill the Hugging Face cache and keep HF_HUB_OFFLINE=1).")
+    return (
+        f"hf://{repo}@{revision}: {cause}, and the files are not in the local Hugging Face cache.\n"
+        f"To use a local copy: on a machine with the network run\n"
+        f"  hf download {repo} --revision {revision} --local-dir {repo.split('/')[1]}\n"
+        f"copy that folder here, then\n"
+        f"  python -m bertjudge zoo pull {name} --from {repo.split('/')[1]}\n"
+        f"(or fill the Hugging Face cache and keep HF_HUB_OFFLINE=1)."
+    )
 
 
 def _fetch_hf(name: str, repo: str, revision: str, dest: Path, trust_remote_code: bool, token: str | None) -> None:
@@ -233,8 +260,9 @@ def _fetch_hf(name: str, repo: str, revision: str, dest: Path, trust_remote_code
         offline, cause = True, "the Hugging Face Hub is unreachable from this machine"
     skip = UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",))
     try:
-        snapshot = snapshot_download(repo, revision=revision, ignore_patterns=[f"*{s}" for s in skip],
-                                     local_files_only=offline, token=token)
+        snapshot = snapshot_download(
+            repo, revision=revision, ignore_patterns=[f"*{s}" for s in skip], local_files_only=offline, token=token
+        )
     except LocalEntryNotFoundError:
         raise ZooError(_hub_offline_message(name, repo, revision, cause)) from None
     copy_tree(Path(snapshot), dest, f"hf://{repo}@{revision}", skip=skip)
@@ -260,19 +288,32 @@ def copy_tree(src: Path, dest: Path, where: str, skip: tuple[str, ...] = ()) -> 
     files = [rel for rel in folder_files(src) if not rel.endswith(skip)] if skip else folder_files(src)
     unsafe = [rel for rel in files if rel.endswith(UNSAFE_SUFFIXES)]
     if unsafe:
-        raise ZooError(f"{where}: refusing pickle files {unsafe} (they can run code when loaded); "
-                       "publish the weights as safetensors")
+        raise ZooError(
+            f"{where}: refusing pickle files {unsafe} (they can run code when loaded); "
+            "publish the weights as safetensors"
+        )
     for rel in files:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / rel, dest / rel)
 
 
 def _registry_judge_config(name: str, entry: dict) -> dict:
-    return {"class": entry["class_path"], "format": JudgeFormat.from_dict(entry["format"]).to_dict(),
-            "num_labels": entry["num_labels"], "threshold": entry["threshold"],
-            "temperature": entry["temperature"], "bias": entry["bias"], "bertjudge_version": __version__,
-            "provenance": {"name": name, "source": entry["source"], "license": entry["license"],
-                           **entry["provenance"], "judge_json": "written by `bertjudge zoo pull` from the registry"}}
+    return {
+        "class": entry["class_path"],
+        "format": JudgeFormat.from_dict(entry["format"]).to_dict(),
+        "num_labels": entry["num_labels"],
+        "threshold": entry["threshold"],
+        "temperature": entry["temperature"],
+        "bias": entry["bias"],
+        "bertjudge_version": __version__,
+        "provenance": {
+            "name": name,
+            "source": entry["source"],
+            "license": entry["license"],
+            **entry["provenance"],
+            "judge_json": "written by `bertjudge zoo pull` from the registry",
+        },
+    }
 
 
 def file_source(entry: dict, registry: str | os.PathLike | None = None) -> Path:
@@ -287,8 +328,14 @@ def file_source(entry: dict, registry: str | os.PathLike | None = None) -> Path:
     return (base / src).resolve()
 
 
-def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str | os.PathLike | None = None,
-         force: bool = False, trust_remote_code: bool = False, token: str | None = None) -> Path:
+def pull(
+    name: str,
+    registry: str | os.PathLike | None = None,
+    local_copy: str | os.PathLike | None = None,
+    force: bool = False,
+    trust_remote_code: bool = False,
+    token: str | None = None,
+) -> Path:
     """The cached folder of entry ``name``, downloaded and verified first when not there yet; a cached
     folder is re-hashed against the hashes recorded when it was pulled (and the registry's), and refused
     when a file was changed, removed or added since (``force`` pulls it again)."""
@@ -298,8 +345,10 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
         problems = verify(name, registry)
         if problems:
             more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
-            raise ZooError(f"{name}: the cached files in {folder} changed since they were pulled ({problems[0]}{more}); "
-                           f"refusing them: `python -m bertjudge zoo pull {name} --force` pulls it again")
+            raise ZooError(
+                f"{name}: the cached files in {folder} changed since they were pulled ({problems[0]}{more}); "
+                f"refusing them: `python -m bertjudge zoo pull {name} --force` pulls it again"
+            )
         return folder
     scheme, location, revision = parse_source(entry["source"])
     folder.parent.mkdir(parents=True, exist_ok=True)
@@ -310,8 +359,10 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
         elif scheme == "file":
             src = file_source(entry, registry)
             if not src.is_dir() and entry["build"]:
-                raise ZooError(f"{name} is built on this machine, not downloaded: {src} does not exist yet; "
-                               f"build it with `{entry['build']}`")
+                raise ZooError(
+                    f"{name} is built on this machine, not downloaded: {src} does not exist yet; "
+                    f"build it with `{entry['build']}`"
+                )
             copy_tree(src, tmp, name)
         elif scheme == "hf":
             _fetch_hf(name, location, revision, tmp, trust_remote_code, token)
@@ -322,17 +373,26 @@ def pull(name: str, registry: str | os.PathLike | None = None, local_copy: str |
             if rel not in hashes:
                 raise ZooError(f"{name}: the registry lists {rel!r} but the source has no such file")
             if expected is not None and hashes[rel] != expected:
-                raise ZooError(f"{name}: sha256 mismatch for {rel!r}: registry {expected}, got {hashes[rel]} "
-                               "(the file was changed or corrupted; refusing it)")
+                raise ZooError(
+                    f"{name}: sha256 mismatch for {rel!r}: registry {expected}, got {hashes[rel]} "
+                    "(the file was changed or corrupted; refusing it)"
+                )
         if "auto_map" in read_json(tmp / "config.json") and not trust_remote_code:
-            print(f"{name}: the checkpoint's config names remote code (auto_map); it was not downloaded and "
-                  "will not run (transformers' own implementation is used)", file=sys.stderr)
+            print(
+                f"{name}: the checkpoint's config names remote code (auto_map); it was not downloaded and "
+                "will not run (transformers' own implementation is used)",
+                file=sys.stderr,
+            )
         wrote_config = not (tmp / JUDGE_FILE).is_file()
         if wrote_config:
             (tmp / JUDGE_FILE).write_text(json.dumps(_registry_judge_config(name, entry), indent=2) + "\n")
-        manifest = {"name": name, "source": entry["source"], "files": hash_folder(tmp),
-                    "verified": sorted(r for r, h in entry["files"].items() if h is not None),
-                    "judge_json_written": wrote_config}
+        manifest = {
+            "name": name,
+            "source": entry["source"],
+            "files": hash_folder(tmp),
+            "verified": sorted(r for r, h in entry["files"].items() if h is not None),
+            "judge_json_written": wrote_config,
+        }
         if folder.exists():
             shutil.rmtree(folder)
         os.replace(tmp, folder)
@@ -356,8 +416,11 @@ def verify(name: str, registry: str | os.PathLike | None = None) -> list[str]:
     expected = {**manifest["files"], **{k: v for k, v in entry["files"].items() if v is not None}}
     found = hash_folder(folder)
     problems = [f"{rel}: missing" for rel in expected if rel not in found]
-    problems += [f"{rel}: sha256 {found[rel]} != expected {digest}"
-                 for rel, digest in expected.items() if rel in found and found[rel] != digest]
+    problems += [
+        f"{rel}: sha256 {found[rel]} != expected {digest}"
+        for rel, digest in expected.items()
+        if rel in found and found[rel] != digest
+    ]
     problems += [f"{rel}: not in the pulled manifest" for rel in found if rel not in expected]
     return problems
 

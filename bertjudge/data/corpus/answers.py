@@ -57,34 +57,68 @@ def rationale(item: Item, basis, rng: random.Random) -> tuple[list[str], list[st
     """(lines before the decisive one, the decisive lines) of a reasoning reaching ``basis``:
     a number (math), an option index (multiple choice) or a span (extraction, open QA, other)."""
     if item.category == "open_qa":
-        pre = [rng.choice(["Let me recall the relevant facts.", "The question asks about {a}.", "Let's think about {a}.",
-                           "Step by step:"]).format(a=item.asked)]
+        pre = [
+            rng.choice(
+                [
+                    "Let me recall the relevant facts.",
+                    "The question asks about {a}.",
+                    "Let's think about {a}.",
+                    "Step by step:",
+                ]
+            ).format(a=item.asked)
+        ]
         if item.facts and rng.random() < 0.6:
             pre.append(rng.choice(item.facts))
         return pre, [qa_claim(item, str(basis), rng)]
     if item.category == "open_math" and item.steps:
         lines = [s.replace(ANS, fmt(basis) if not item.is_money else money(basis)) for s in item.steps]
-        intro = rng.choice(["Let's solve this step by step.", "We work through the problem carefully.", "Step by step:", ""])
+        intro = rng.choice(
+            ["Let's solve this step by step.", "We work through the problem carefully.", "Step by step:", ""]
+        )
         return ([intro] if intro else []) + lines[:-1], lines[-1:]
     if item.category == "multiple_choice" and item.options:
         others = [i for i in range(len(item.options)) if i != basis]
-        pre = [rng.choice(["Let me look at the options one by one.", "We need to pick the single best option.", "Let's think about each choice."])]
+        pre = [
+            rng.choice(
+                [
+                    "Let me look at the options one by one.",
+                    "We need to pick the single best option.",
+                    "Let's think about each choice.",
+                ]
+            )
+        ]
         for i in rng.sample(others, min(len(others), rng.randint(1, 3))):
-            pre.append(rng.choice(["Option {L} ({t}) does not fit.", "{L}) {t} can be ruled out.", "{t} ({L}) is not right here."])
-                       .format(L=item.labels[i], t=item.options[i]))
+            pre.append(
+                rng.choice(
+                    ["Option {L} ({t}) does not fit.", "{L}) {t} can be ruled out.", "{t} ({L}) is not right here."]
+                ).format(L=item.labels[i], t=item.options[i])
+            )
         claim = (item.claim or "{t} is the right choice").format(t=item.options[basis])
         return pre, [f"{claim[0].upper()}{claim[1:]}, which is option {item.labels[basis]}."]
     if item.category == "multiple_choice" and item.labels:
         return ["Let me consider each option."], [f"Option {item.labels[basis]} is the best fit."]
     if item.value is not None or item.family == "user":
         shown = fmt(basis) if isinstance(basis, Fraction) else basis
-        pre = [rng.choice(["Let me read the question carefully.", "Let's think step by step.", "We need to work out the answer."])]
-        return pre, [rng.choice(["This gives {b}.", "Putting it together, we get {b}.", "That leads to {b}."]).format(b=shown)]
-    pre = [rng.choice(["The question asks about {a}.", "We need to find {a} in the text.", "Let me find the relevant part of the text."])
-           .format(a=item.asked)]
+        pre = [
+            rng.choice(
+                ["Let me read the question carefully.", "Let's think step by step.", "We need to work out the answer."]
+            )
+        ]
+        return pre, [
+            rng.choice(["This gives {b}.", "Putting it together, we get {b}.", "That leads to {b}."]).format(b=shown)
+        ]
+    pre = [
+        rng.choice(
+            [
+                "The question asks about {a}.",
+                "We need to find {a} in the text.",
+                "Let me find the relevant part of the text.",
+            ]
+        ).format(a=item.asked)
+    ]
     sentence = item.evidence.get(basis, "")
     if sentence:
-        return pre, [f"The passage says: \"{sentence}\""]
+        return pre, [f'The passage says: "{sentence}"']
     if item.category == "context_extraction" and not item.answerable and basis == UNANSWERABLE:
         return pre, [f"The passage never mentions {item.asked}, so it cannot be answered from the text."]
     return pre, [f"That points to {basis}."]
@@ -92,12 +126,16 @@ def rationale(item: Item, basis, rng: random.Random) -> tuple[list[str], list[st
 
 def answer_line(ans: str, rng: random.Random, formatted: bool) -> str:
     if formatted:
-        return rng.choice(["Final answer: {a}", "Final Answer: {a}", "**Final answer:** {a}", "FINAL ANSWER: {a}"]).format(a=ans)
-    return rng.choice(["So the answer is {a}.", "Therefore, the answer is {a}.", "The answer is {a}.", "Hence {a}.", "So it is {a}."]).format(a=ans)
+        return rng.choice(
+            ["Final answer: {a}", "Final Answer: {a}", "**Final answer:** {a}", "FINAL ANSWER: {a}"]
+        ).format(a=ans)
+    return rng.choice(
+        ["So the answer is {a}.", "Therefore, the answer is {a}.", "The answer is {a}.", "Hence {a}.", "So it is {a}."]
+    ).format(a=ans)
 
 
 def full_stop(text: str) -> str:
-    return text if text.endswith((".", "!", "?", "\"", ")")) else text + "."
+    return text if text.endswith((".", "!", "?", '"', ")")) else text + "."
 
 
 def present(item: Item, ans: str, basis, style: str, rng: random.Random) -> str:
@@ -109,16 +147,38 @@ def present(item: Item, ans: str, basis, style: str, rng: random.Random) -> str:
     if style == "final_line":
         return answer_line(ans, rng, True)
     if style == "boxed":
-        return rng.choice(["\\boxed{{{a}}}", "$\\boxed{{{a}}}$", "The answer is $\\boxed{{{a}}}$.", "\\[\\boxed{{{a}}}\\]"]).format(a=ans)
+        return rng.choice(
+            ["\\boxed{{{a}}}", "$\\boxed{{{a}}}$", "The answer is $\\boxed{{{a}}}$.", "\\[\\boxed{{{a}}}\\]"]
+        ).format(a=ans)
     if style == "sentence":
-        return rng.choice(["The answer is {a}.", "The correct answer is {a}.", "I believe the answer is {a}.", "It's {a}.",
-                           "{a} is the answer.", "Answer: {a}"]).format(a=ans)
+        return rng.choice(
+            [
+                "The answer is {a}.",
+                "The correct answer is {a}.",
+                "I believe the answer is {a}.",
+                "It's {a}.",
+                "{a} is the answer.",
+                "Answer: {a}",
+            ]
+        ).format(a=ans)
     if style == "markdown":
-        return rng.choice(["**{a}**", "## Answer\n\n{a}", "### Final Answer\n**{a}**", "- **Answer:** {a}", "> {a}",
-                           "**Answer**: {a}\n\n---"]).format(a=ans)
+        return rng.choice(
+            [
+                "**{a}**",
+                "## Answer\n\n{a}",
+                "### Final Answer\n**{a}**",
+                "- **Answer:** {a}",
+                "> {a}",
+                "**Answer**: {a}\n\n---",
+            ]
+        ).format(a=ans)
     pre, decisive = rationale(item, basis, rng)
     if style == "explained":
-        return f"{full_stop(ans)} {' '.join(decisive)}" if rng.random() < 0.6 else f"{ans}\n\n{' '.join(pre[-1:] + decisive)}"
+        return (
+            f"{full_stop(ans)} {' '.join(decisive)}"
+            if rng.random() < 0.6
+            else f"{ans}\n\n{' '.join(pre[-1:] + decisive)}"
+        )
     if style == "reasoning":
         return "\n".join(pre + decisive + ["", answer_line(ans, rng, rng.random() < 0.5)])
     raise KeyError(style)
@@ -134,8 +194,10 @@ def correct_answer(item: Item, rng: random.Random, alt: bool = False, short: boo
         forms = [("label", lab), ("label_paren", f"({lab})"), ("option_word", f"Option {lab}")]
         if item.options:
             t = item.options[k]
-            forms += [("label_text", rng.choice(["{L}. {t}", "{L}) {t}", "({L}) {t}", "{L}: {t}"]).format(L=lab, t=t)),
-                      ("text", t)]
+            forms += [
+                ("label_text", rng.choice(["{L}. {t}", "{L}) {t}", "({L}) {t}", "{L}: {t}"]).format(L=lab, t=t)),
+                ("text", t),
+            ]
         forms = forms[1:] if alt else forms
         form, text = rng.choice(forms)
         return Correct(text, form, k)
@@ -151,8 +213,9 @@ def correct_answer(item: Item, rng: random.Random, alt: bool = False, short: boo
         return Correct(text, form, item.references[0])
     forms = item.forms or [("reference", r) for r in item.references]
     if short:
-        forms = [(name, text) for name, text in forms
-                 if name not in ("long_span", "paraphrase", "paraphrase_sentence")] or forms[:1]
+        forms = [
+            (name, text) for name, text in forms if name not in ("long_span", "paraphrase", "paraphrase_sentence")
+        ] or forms[:1]
     if alt:
         forms = [(name, text) for name, text in forms if name != "span"] or forms
     form, text = rng.choice(forms)
@@ -175,8 +238,15 @@ def wrong_answer(item: Item, error: str, rng: random.Random) -> Wrong | None:
         if error == "letter_text_mismatch":
             if not item.options:
                 return None
-            return Wrong(rng.choice(["{L}. {t}", "{L}) {t}", "({L}) {t}"]).format(L=item.labels[item.correct], t=item.options[k]), k)
-        forms = [lab, f"({lab})", f"Option {lab}"] + ([f"{lab}. {item.options[k]}", item.options[k]] if item.options else [])
+            return Wrong(
+                rng.choice(["{L}. {t}", "{L}) {t}", "({L}) {t}"]).format(
+                    L=item.labels[item.correct], t=item.options[k]
+                ),
+                k,
+            )
+        forms = [lab, f"({lab})", f"Option {lab}"] + (
+            [f"{lab}. {item.options[k]}", item.options[k]] if item.options else []
+        )
         return Wrong(rng.choice(forms), k)
     if error in ("off_by_one", "sign_error", "intermediate", "decimal_shift", "rounding", "slip"):
         if item.value is None:
@@ -204,7 +274,10 @@ def wrong_answer(item: Item, error: str, rng: random.Random) -> Wrong | None:
     if error == "false_unanswerable":
         if item.category != "context_extraction" or not item.answerable:
             return None
-        return Wrong(rng.choice(["unanswerable", "The passage does not say.", "This is not mentioned in the text."]), UNANSWERABLE)
+        return Wrong(
+            rng.choice(["unanswerable", "The passage does not say.", "This is not mentioned in the text."]),
+            UNANSWERABLE,
+        )
     if error in QA_ERRORS:
         return None
     raise KeyError(error)

@@ -30,8 +30,10 @@ ANS = "\x00ANS\x00"  # placeholder for the stated result in a reasoning line
 
 
 # ----------------------------------------------------------------------------- numbers and words
-_ORDINALS = ("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
-             "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth").split()
+_ORDINALS = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+).split()
 
 
 def words(n: int) -> str:
@@ -63,7 +65,13 @@ def ordinal(n: int) -> str:
 
 
 def ordinal_words(n: int) -> str:
-    return _ORDINALS[n - 1] if n <= 20 else f"{TENS[n // 10]}-{_ORDINALS[n % 10 - 1]}" if n % 10 else f"{TENS[n // 10][:-1]}ieth"
+    return (
+        _ORDINALS[n - 1]
+        if n <= 20
+        else f"{TENS[n // 10]}-{_ORDINALS[n % 10 - 1]}"
+        if n % 10
+        else f"{TENS[n // 10][:-1]}ieth"
+    )
 
 
 def with_article(word: str) -> str:
@@ -104,8 +112,9 @@ def has_word(text: str, part: str) -> bool:
     start = text.find(part)
     while start >= 0 and part:
         end = start + len(part)
-        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) and \
-                (end == len(text) or not (text[end].isalnum() or text[end] == "_")):
+        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) and (
+            end == len(text) or not (text[end].isalnum() or text[end] == "_")
+        ):
             return True
         start = text.find(part, start + 1)
     return False
@@ -119,8 +128,6 @@ def names_any(text: str, right: set[str]) -> bool:
 
 # ----------------------------------------------------------------------------- the item
 @dataclass
-
-
 class Item:
     """A question with everything needed to write right and wrong candidates for it."""
 
@@ -195,11 +202,23 @@ def question_split(question: str, heldout: bool) -> str:
 
 def make_record(item: Item, text: str, label: int, model: str, split: str, meta: dict) -> dict:
     """One corpus row: the item's question and references, a candidate text, its label and meta."""
-    meta = {**meta, "family": item.family, "template": item.template, "heldout_template": item.heldout,
-            "formatted": "final answer" in text.lower()}
+    meta = {
+        **meta,
+        "family": item.family,
+        "template": item.template,
+        "heldout_template": item.heldout,
+        "formatted": "final answer" in text.lower(),
+    }
     return {
         "id": records.make_id(item.task, item.question, model, meta["kind"], text),
-        "task": item.task, "category": item.category, "question": item.question, "candidate": text,
-        "references": list(item.references), "label": label, "label_source": LABEL_SOURCE,
-        "candidate_model": model, "split": split, "meta": meta,
+        "task": item.task,
+        "category": item.category,
+        "question": item.question,
+        "candidate": text,
+        "references": list(item.references),
+        "label": label,
+        "label_source": LABEL_SOURCE,
+        "candidate_model": model,
+        "split": split,
+        "meta": meta,
     }

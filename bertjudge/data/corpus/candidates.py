@@ -44,9 +44,33 @@ class Kind(NamedTuple):
 
 # ----------------------------------------------------------------------------- models and stock texts
 MODELS = {  # fictional candidate models, each with its own taste in styles
-    "synthetic-a": {"reasoning": 5, "boxed": 3, "final_line": 2, "explained": 1, "sentence": 1, "bare": 1, "markdown": 1},
-    "synthetic-b": {"bare": 4, "sentence": 3, "final_line": 2, "explained": 2, "reasoning": 1, "markdown": 1, "boxed": 1},
-    "synthetic-c": {"markdown": 4, "reasoning": 3, "explained": 2, "sentence": 2, "final_line": 1, "bare": 1, "boxed": 1},
+    "synthetic-a": {
+        "reasoning": 5,
+        "boxed": 3,
+        "final_line": 2,
+        "explained": 1,
+        "sentence": 1,
+        "bare": 1,
+        "markdown": 1,
+    },
+    "synthetic-b": {
+        "bare": 4,
+        "sentence": 3,
+        "final_line": 2,
+        "explained": 2,
+        "reasoning": 1,
+        "markdown": 1,
+        "boxed": 1,
+    },
+    "synthetic-c": {
+        "markdown": 4,
+        "reasoning": 3,
+        "explained": 2,
+        "sentence": 2,
+        "final_line": 1,
+        "bare": 1,
+        "boxed": 1,
+    },
 }
 REFUSALS = [
     "I'm sorry, but I can't help with that.",
@@ -66,14 +90,26 @@ INJECTIONS = [
 
 
 MENTIONS = [  # "{m}" mentioned, "{claim}" the sentence committing to the answer given
-    "Although many people would say {m}, {claim_mid}", "{M} is a common guess, but that is wrong. {claim}",
-    "Not {m}. {claim}", "Some sources give {m}, but {claim_mid}", "It is easy to think of {m}. However, {claim_mid}",
+    "Although many people would say {m}, {claim_mid}",
+    "{M} is a common guess, but that is wrong. {claim}",
+    "Not {m}. {claim}",
+    "Some sources give {m}, but {claim_mid}",
+    "It is easy to think of {m}. However, {claim_mid}",
     "{claim} It is not {m}, as is sometimes claimed.",
 ]
-QA_FILLERS_BEFORE = ["This is a common trivia question.", "Let me recall the relevant facts."]  # paragraphs without side facts
+QA_FILLERS_BEFORE = [
+    "This is a common trivia question.",
+    "Let me recall the relevant facts.",
+]  # paragraphs without side facts
 QA_FILLERS_AFTER = ["This is well documented in standard reference works.", "You can check it in most encyclopedias."]
-QA_CAVEATS = ["I believe it is {a}.", "If I remember correctly, it's {a}.", "I think the answer is {a}.",
-              "I'm fairly sure it's {a}.", "I'm not 100% sure, but I believe it's {a}.", "My best recollection is {a}."]
+QA_CAVEATS = [
+    "I believe it is {a}.",
+    "If I remember correctly, it's {a}.",
+    "I think the answer is {a}.",
+    "I'm fairly sure it's {a}.",
+    "I'm not 100% sure, but I believe it's {a}.",
+    "My best recollection is {a}.",
+]
 
 
 # ----------------------------------------------------------------------------- candidate kinds
@@ -122,18 +158,28 @@ def _k_letter_text(item, rng, model):
     if item.category != "multiple_choice" or not item.options:
         return None
     lab, t = item.labels[item.correct], item.options[item.correct]
-    text = rng.choice(["{L}. {t}", "({L}) {t}", "Option {L}: {t}", "{L}) {t}", "**{L}** — {t}", "{t} ({L})"]).format(L=lab, t=t)
+    text = rng.choice(["{L}. {t}", "({L}) {t}", "Option {L}: {t}", "{L}) {t}", "**{L}** — {t}", "{t} ({L})"]).format(
+        L=lab, t=t
+    )
     style = rng.choice(["bare", "sentence", "final_line"])
     return Draft(present(item, text, item.correct, style, rng), style, {"form": "label_text"})
 
 
 def _k_converted(item, rng, model):
-    forms = [(name, text) for name, text in item.forms if name in ("converted", "unit", "money", "money_words", "abbrev", "words")]
+    forms = [
+        (name, text)
+        for name, text in item.forms
+        if name in ("converted", "unit", "money", "money_words", "abbrev", "words")
+    ]
     if not forms or not item.alt_units:
         return None
     form, text = rng.choice(forms)
     style = rng.choice(["bare", "sentence", "final_line", "boxed"])
-    return Draft(present(item, text, item.value if item.value is not None else item.references[0], style, rng), style, {"form": form})
+    return Draft(
+        present(item, text, item.value if item.value is not None else item.references[0], style, rng),
+        style,
+        {"form": form},
+    )
 
 
 def _k_hedge_commit(item, rng, model):
@@ -142,8 +188,13 @@ def _k_hedge_commit(item, rng, model):
     if not wrong:
         return None
     a, b = rng.sample([right, wrong.text], 2)
-    text = rng.choice(["I'm hesitating between {a} and {b}. I would say {r}.", "It could be {a} or {b}... On reflection, {r}.",
-                       "Both {a} and {b} look plausible, but my final answer is {r}."]).format(a=a, b=b, r=right)
+    text = rng.choice(
+        [
+            "I'm hesitating between {a} and {b}. I would say {r}.",
+            "It could be {a} or {b}... On reflection, {r}.",
+            "Both {a} and {b} look plausible, but my final answer is {r}.",
+        ]
+    ).format(a=a, b=b, r=right)
     return Draft(text, "hedge", {"form": form})
 
 
@@ -154,15 +205,31 @@ def _k_self_correct(item, rng, model):
         return None
     pre, bad = rationale(item, wrong.basis, rng)
     _, good = rationale(item, basis, rng)
-    text = "\n".join(pre + bad + [rng.choice(["Wait, let me double-check that.", "Hmm, that is not right. Let me redo it.",
-                                              "Actually, I made a mistake."])] + good + ["", answer_line(right, rng, rng.random() < 0.5)])
+    text = "\n".join(
+        pre
+        + bad
+        + [
+            rng.choice(
+                [
+                    "Wait, let me double-check that.",
+                    "Hmm, that is not right. Let me redo it.",
+                    "Actually, I made a mistake.",
+                ]
+            )
+        ]
+        + good
+        + ["", answer_line(right, rng, rng.random() < 0.5)]
+    )
     return Draft(text, "reasoning", {"form": form})
 
 
 def _k_caveat(item, rng, model):
     right, form, _ = correct_answer(item, rng, short=True)
-    templates = ["I'm not completely sure, but I think the answer is {a}.", "I can't be certain without more context; my best answer is {a}.",
-                 "This is tricky. I'll go with {a}."]
+    templates = [
+        "I'm not completely sure, but I think the answer is {a}.",
+        "I can't be certain without more context; my best answer is {a}.",
+        "This is tricky. I'll go with {a}.",
+    ]
     text = rng.choice(QA_CAVEATS if item.category == "open_qa" else templates).format(a=right)
     return Draft(text, "sentence", {"form": form})
 
@@ -177,7 +244,9 @@ def _k_negated_other(item, rng, model):
     if not wrong or item.category == "open_math":
         return None
     right, form, _ = correct_answer(item, rng, short=True)
-    text = rng.choice(["{r}, not {w}.", "Not {w} — it is {r}.", "It isn't {w}; the answer is {r}."]).format(r=right, w=wrong.text)
+    text = rng.choice(["{r}, not {w}.", "Not {w} — it is {r}.", "It isn't {w}; the answer is {r}."]).format(
+        r=right, w=wrong.text
+    )
     return Draft(text, "sentence", {"form": form})
 
 
@@ -188,6 +257,7 @@ def _wrong_simple(error):
             return None
         style = _style(rng, model)
         return Draft(present(item, got.text, got.basis, style, rng), style, {})
+
     return make
 
 
@@ -208,8 +278,15 @@ def _k_hedge(item, rng, model):
     if not wrong:
         return None
     a, b = rng.sample([right, wrong.text], 2)
-    text = rng.choice(["Either {a} or {b}.", "It's either {a} or {b}; I can't tell which.", "I'm hesitating between {a} and {b}.",
-                       "It could be {a}, or possibly {b}.", "I'm hesitating between {a} and {b}. I would say {w}."]).format(a=a, b=b, w=wrong.text)
+    text = rng.choice(
+        [
+            "Either {a} or {b}.",
+            "It's either {a} or {b}; I can't tell which.",
+            "I'm hesitating between {a} and {b}.",
+            "It could be {a}, or possibly {b}.",
+            "I'm hesitating between {a} and {b}. I would say {w}.",
+        ]
+    ).format(a=a, b=b, w=wrong.text)
     return Draft(text, "hedge", {})
 
 
@@ -220,7 +297,9 @@ def _k_list_all(item, rng, model):
         return Draft(text, "list", {})
     if item.value is not None:
         vals = sorted({item.value + d for d in (-2, -1, 0, 1, 2)})
-        return Draft(rng.choice(["{x}", "The answer is one of {x}."]).format(x=", ".join(fmt(v) for v in vals)), "list", {})
+        return Draft(
+            rng.choice(["{x}", "The answer is one of {x}."]).format(x=", ".join(fmt(v) for v in vals)), "list", {}
+        )
     if item.spans:
         right, _, _ = correct_answer(item, rng, short=True)
         xs = rng.sample(item.spans + [right], len(item.spans) + 1)
@@ -260,8 +339,11 @@ def _k_refusal(item, rng, model):
 
 
 def _k_judge_injection(item, rng, model):
-    made = _wrong_simple("other_option")(item, rng, model) or _wrong_simple("slip")(item, rng, model) \
+    made = (
+        _wrong_simple("other_option")(item, rng, model)
+        or _wrong_simple("slip")(item, rng, model)
         or _wrong_simple("other_span")(item, rng, model)
+    )
     if not made:
         return None
     return Draft(f"{made.text}\n\n{rng.choice(INJECTIONS)}", made.style, {})
@@ -286,12 +368,16 @@ def _qa_paragraph(item: Item, answer: str, rng: random.Random, extra: str = "") 
     """2-6 sentences: side facts before, the claim with the answer, side facts after (so the answer
     sits in the middle), with citations, bold, a list layout, an opener or a closer now and then."""
     avoid = {answer.lower()}
-    before = [f for f in item.facts if not names_any(f, avoid)] or ([] if item.facts or item.after else QA_FILLERS_BEFORE)
+    before = [f for f in item.facts if not names_any(f, avoid)] or (
+        [] if item.facts or item.after else QA_FILLERS_BEFORE
+    )
     after = [f for f in item.after if not names_any(f, avoid)] or ([] if item.facts or item.after else QA_FILLERS_AFTER)
     nb = rng.randint(1, min(2, len(before))) if before else 0
     na = rng.randint(1 if rng.random() < 0.8 else 0, min(2, len(after))) if after else 0
     sentences = [before[i] for i in sorted(rng.sample(range(len(before)), nb))]
-    sentences += [qa_claim(item, answer, rng, bold=rng.random() < 0.3)] + ([extra] if extra else []) + rng.sample(after, na)
+    sentences += (
+        [qa_claim(item, answer, rng, bold=rng.random() < 0.3)] + ([extra] if extra else []) + rng.sample(after, na)
+    )
     if rng.random() < 0.35:
         cited, k = [], 1
         for x in sentences:
@@ -312,14 +398,17 @@ def _qa_short(item: Item, rng: random.Random) -> tuple[str, str]:
 
 def _qa_wrong(item: Item, rng: random.Random) -> str | None:
     """A wrong answer of the right type: another entity (most often), a near miss or an off-by-one."""
-    pools = [p for p in (item.spans, item.spans, item.wrong_forms.get("near_miss"), item.wrong_forms.get("off_by_one")) if p]
+    pools = [
+        p for p in (item.spans, item.spans, item.wrong_forms.get("near_miss"), item.wrong_forms.get("off_by_one")) if p
+    ]
     return rng.choice(rng.choice(pools)) if pools else None
 
 
 def _qa_mention(item: Item, mentioned: str, committed: str, rng: random.Random) -> str:
     claim = qa_claim(item, committed, rng)
-    return rng.choice(MENTIONS + item.mentions).format(m=mentioned, M=cap_first(mentioned), c=committed, claim=claim,
-                                                       claim_mid=_mid(claim))
+    return rng.choice(MENTIONS + item.mentions).format(
+        m=mentioned, M=cap_first(mentioned), c=committed, claim=claim, claim_mid=_mid(claim)
+    )
 
 
 def _k_restated(item, rng, model):
@@ -346,9 +435,15 @@ def _k_decorated(item, rng, model):
     ops = ["bold", "period", "exclaim", "quoted", "cited", "cited"]
     ops += ["lower", "upper", "lower"] if len(text) > 3 and not re.search(r"\d", text) else []  # not 'Co' -> 'CO'
     op = rng.choice(ops)
-    out = {"bold": f"**{text}**", "period": full_stop(text), "exclaim": f"{text}!", "quoted": f"\"{text}\"",
-           "cited": _cite(full_stop(text), rng) if rng.random() < 0.5 else f"{text} [1]", "lower": text.lower(),
-           "upper": text.upper()}[op]
+    out = {
+        "bold": f"**{text}**",
+        "period": full_stop(text),
+        "exclaim": f"{text}!",
+        "quoted": f'"{text}"',
+        "cited": _cite(full_stop(text), rng) if rng.random() < 0.5 else f"{text} [1]",
+        "lower": text.lower(),
+        "upper": text.upper(),
+    }[op]
     return Draft(out, "bare", {"form": form, "decoration": op})
 
 
@@ -391,30 +486,76 @@ def _k_other_question(item, rng, model):
 
 # ----------------------------------------------------------------------------- the registry
 KINDS = {
-    "plain": Kind(1, _k_plain, 50), "alt_form": Kind(1, _k_alt_form, 12), "full_reasoning": Kind(1, _k_full_reasoning, 10),
-    "long_span": Kind(1, _k_long_span, 5), "letter_text": Kind(1, _k_letter_text, 4), "converted_unit": Kind(1, _k_converted, 4),
-    "hedge_commit": Kind(1, _k_hedge_commit, 3), "self_correct": Kind(1, _k_self_correct, 3), "caveat": Kind(1, _k_caveat, 3),
-    "injection_correct": Kind(1, _k_injection_correct, 2), "negated_other": Kind(1, _k_negated_other, 2),
-    "other_option": Kind(0, _wrong_simple("other_option"), 30), "letter_text_mismatch": Kind(0, _wrong_simple("letter_text_mismatch"), 6),
-    "intermediate": Kind(0, _wrong_simple("intermediate"), 10), "off_by_one": Kind(0, _wrong_simple("off_by_one"), 6),
-    "sign_error": Kind(0, _wrong_simple("sign_error"), 3), "slip": Kind(0, _wrong_simple("slip"), 10),
-    "decimal_shift": Kind(0, _wrong_simple("decimal_shift"), 3), "rounding": Kind(0, _wrong_simple("rounding"), 2),
-    "percent_misuse": Kind(0, _wrong_simple("percent_misuse"), 2), "wrong_unit": Kind(0, _wrong_simple("wrong_unit"), 5),
-    "other_span": Kind(0, _wrong_simple("other_span"), 30), "false_unanswerable": Kind(0, _wrong_simple("false_unanswerable"), 4),
-    "negated": Kind(0, _k_negated, 4), "hedge": Kind(0, _k_hedge, 4), "list_all": Kind(0, _k_list_all, 3),
-    "right_then_wrong": Kind(0, _k_right_then_wrong, 5), "truncated": Kind(0, _k_truncated, 4), "refusal": Kind(0, _k_refusal, 2),
+    "plain": Kind(1, _k_plain, 50),
+    "alt_form": Kind(1, _k_alt_form, 12),
+    "full_reasoning": Kind(1, _k_full_reasoning, 10),
+    "long_span": Kind(1, _k_long_span, 5),
+    "letter_text": Kind(1, _k_letter_text, 4),
+    "converted_unit": Kind(1, _k_converted, 4),
+    "hedge_commit": Kind(1, _k_hedge_commit, 3),
+    "self_correct": Kind(1, _k_self_correct, 3),
+    "caveat": Kind(1, _k_caveat, 3),
+    "injection_correct": Kind(1, _k_injection_correct, 2),
+    "negated_other": Kind(1, _k_negated_other, 2),
+    "other_option": Kind(0, _wrong_simple("other_option"), 30),
+    "letter_text_mismatch": Kind(0, _wrong_simple("letter_text_mismatch"), 6),
+    "intermediate": Kind(0, _wrong_simple("intermediate"), 10),
+    "off_by_one": Kind(0, _wrong_simple("off_by_one"), 6),
+    "sign_error": Kind(0, _wrong_simple("sign_error"), 3),
+    "slip": Kind(0, _wrong_simple("slip"), 10),
+    "decimal_shift": Kind(0, _wrong_simple("decimal_shift"), 3),
+    "rounding": Kind(0, _wrong_simple("rounding"), 2),
+    "percent_misuse": Kind(0, _wrong_simple("percent_misuse"), 2),
+    "wrong_unit": Kind(0, _wrong_simple("wrong_unit"), 5),
+    "other_span": Kind(0, _wrong_simple("other_span"), 30),
+    "false_unanswerable": Kind(0, _wrong_simple("false_unanswerable"), 4),
+    "negated": Kind(0, _k_negated, 4),
+    "hedge": Kind(0, _k_hedge, 4),
+    "list_all": Kind(0, _k_list_all, 3),
+    "right_then_wrong": Kind(0, _k_right_then_wrong, 5),
+    "truncated": Kind(0, _k_truncated, 4),
+    "refusal": Kind(0, _k_refusal, 2),
     "judge_injection": Kind(0, _k_judge_injection, 2),
-    "restated": Kind(1, _k_restated, 0), "paragraph": Kind(1, _k_paragraph, 0), "decorated": Kind(1, _k_decorated, 0),
-    "contrast": Kind(1, _k_contrast, 0), "other_entity": Kind(0, _wrong_simple("other_span"), 0),
-    "near_miss": Kind(0, _wrong_simple("near_miss"), 0), "mentions_reference": Kind(0, _k_mentions_reference, 0),
-    "wrong_paragraph": Kind(0, _k_wrong_paragraph, 0), "other_question": Kind(0, _k_other_question, 0),
+    "restated": Kind(1, _k_restated, 0),
+    "paragraph": Kind(1, _k_paragraph, 0),
+    "decorated": Kind(1, _k_decorated, 0),
+    "contrast": Kind(1, _k_contrast, 0),
+    "other_entity": Kind(0, _wrong_simple("other_span"), 0),
+    "near_miss": Kind(0, _wrong_simple("near_miss"), 0),
+    "mentions_reference": Kind(0, _k_mentions_reference, 0),
+    "wrong_paragraph": Kind(0, _k_wrong_paragraph, 0),
+    "other_question": Kind(0, _k_other_question, 0),
 }
 QA_KIND_WEIGHTS = {
-    "plain": 22, "alt_form": 10, "restated": 12, "paragraph": 14, "decorated": 6, "contrast": 4, "caveat": 5,
-    "full_reasoning": 3, "converted_unit": 2, "hedge_commit": 2, "self_correct": 2, "injection_correct": 1, "negated_other": 2,
-    "other_entity": 22, "near_miss": 7, "off_by_one": 5, "slip": 2, "decimal_shift": 1, "wrong_unit": 3,
-    "mentions_reference": 10, "wrong_paragraph": 12, "other_question": 5, "hedge": 5, "negated": 3, "list_all": 2,
-    "right_then_wrong": 3, "truncated": 2, "refusal": 3, "judge_injection": 1,
+    "plain": 22,
+    "alt_form": 10,
+    "restated": 12,
+    "paragraph": 14,
+    "decorated": 6,
+    "contrast": 4,
+    "caveat": 5,
+    "full_reasoning": 3,
+    "converted_unit": 2,
+    "hedge_commit": 2,
+    "self_correct": 2,
+    "injection_correct": 1,
+    "negated_other": 2,
+    "other_entity": 22,
+    "near_miss": 7,
+    "off_by_one": 5,
+    "slip": 2,
+    "decimal_shift": 1,
+    "wrong_unit": 3,
+    "mentions_reference": 10,
+    "wrong_paragraph": 12,
+    "other_question": 5,
+    "hedge": 5,
+    "negated": 3,
+    "list_all": 2,
+    "right_then_wrong": 3,
+    "truncated": 2,
+    "refusal": 3,
+    "judge_injection": 1,
 }
 
 
@@ -425,13 +566,16 @@ def _kind_draw(label: int, weights: dict[str, int]) -> tuple[list[str], list[int
 
 
 # (open QA?, label) -> (kinds, weights)
-_KIND_DRAW = {(qa, label): _kind_draw(label, weights)
-              for qa, weights in ((False, {name: kind.weight for name, kind in KINDS.items()}), (True, QA_KIND_WEIGHTS))
-              for label in (0, 1)}
+_KIND_DRAW = {
+    (qa, label): _kind_draw(label, weights)
+    for qa, weights in ((False, {name: kind.weight for name, kind in KINDS.items()}), (True, QA_KIND_WEIGHTS))
+    for label in (0, 1)
+}
 
 
-def candidate(item: Item, label: int, rng: random.Random, model: str = "synthetic-a",
-              kind: str | None = None) -> tuple[str, dict]:
+def candidate(
+    item: Item, label: int, rng: random.Random, model: str = "synthetic-a", kind: str | None = None
+) -> tuple[str, dict]:
     """A candidate text of the given label for the item, and its meta (style, kind, form or error)."""
     names, weights = _KIND_DRAW[item.category == "open_qa", label] if kind is None else ([kind], [1])
     for _ in range(50):

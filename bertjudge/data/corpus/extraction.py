@@ -41,8 +41,11 @@ class Stated(NamedTuple):
 # ----------------------------------------------------------------------------- facts and phrasings
 FACTS = {
     "born": {
-        "say": ["{p} was born in {city} in {year}.", "{p} was born in {year} in the city of {city}.",
-                "Born in {city} in {year}, {p} grew up near the river."],
+        "say": [
+            "{p} was born in {city} in {year}.",
+            "{p} was born in {year} in the city of {city}.",
+            "Born in {city} in {year}, {p} grew up near the river.",
+        ],
         "ask": {
             "year": ["In what year was {p} born?", "When was {p} born?", "What is the birth year of {p}?"],
             "city": ["Where was {p} born?", "In which city was {p} born?", "What is {p}'s birthplace?"],
@@ -55,54 +58,127 @@ FACTS = {
     "founded": {
         "say": ["In {year}, {p} founded {org}.", "{p} started {org} in {year}.", "{org} was founded by {p} in {year}."],
         "ask": {
-            "org": ["Which company did {p} found?", "What is the name of the company {p} started?", "What organization was founded by {p}?"],
-            "year": ["In what year did {p} found {org}?", "When was {org} founded?", "In which year was {org} established?"],
+            "org": [
+                "Which company did {p} found?",
+                "What is the name of the company {p} started?",
+                "What organization was founded by {p}?",
+            ],
+            "year": [
+                "In what year did {p} found {org}?",
+                "When was {org} founded?",
+                "In which year was {org} established?",
+            ],
             "person": ["Who founded {org}?", "Who started {org}?", "Which person established {org}?"],
         },
     },
     "moved": {
-        "say": ["{p} moved to {city} in {year}.", "In {year}, {p} relocated to {city}.", "{p} settled in {city} in {year}."],
+        "say": [
+            "{p} moved to {city} in {year}.",
+            "In {year}, {p} relocated to {city}.",
+            "{p} settled in {city} in {year}.",
+        ],
         "ask": {
-            "city": ["Where did {p} move in {year}?", "To which city did {p} relocate?", "Which city did {p} settle in?"],
-            "year": ["When did {p} move to {city}?", "In what year did {p} relocate to {city}?", "What year did {p} settle in {city}?"],
+            "city": [
+                "Where did {p} move in {year}?",
+                "To which city did {p} relocate?",
+                "Which city did {p} settle in?",
+            ],
+            "year": [
+                "When did {p} move to {city}?",
+                "In what year did {p} relocate to {city}?",
+                "What year did {p} settle in {city}?",
+            ],
             "person": ["Who moved to {city} in {year}?", "Which person relocated to {city}?", "Who settled in {city}?"],
         },
     },
     "team": {
-        "say": ["{p} leads a team of {count} {staff}.", "{p} supervises {count} {staff}.", "A group of {count} {staff} reports to {p}."],
-        "ask": {"count": ["How many {staff} does {p} lead?", "How many {staff} report to {p}?", "What is the size of {p}'s team of {staff}?"]},
+        "say": [
+            "{p} leads a team of {count} {staff}.",
+            "{p} supervises {count} {staff}.",
+            "A group of {count} {staff} reports to {p}.",
+        ],
+        "ask": {
+            "count": [
+                "How many {staff} does {p} lead?",
+                "How many {staff} report to {p}?",
+                "What is the size of {p}'s team of {staff}?",
+            ]
+        },
     },
     "book": {
-        "say": ["On {date}, {p} published the novel \"{title}\".", "{p}'s novel \"{title}\" came out on {date}.",
-                "{p} released \"{title}\", a novel, on {date}."],
+        "say": [
+            'On {date}, {p} published the novel "{title}".',
+            '{p}\'s novel "{title}" came out on {date}.',
+            '{p} released "{title}", a novel, on {date}.',
+        ],
         "ask": {
-            "title": ["What novel did {p} publish?", "What is the title of {p}'s novel?", "Name the novel written by {p}."],
-            "date": ["When was \"{title}\" published?", "On what date did {p} publish \"{title}\"?", "What is the publication date of \"{title}\"?"],
+            "title": [
+                "What novel did {p} publish?",
+                "What is the title of {p}'s novel?",
+                "Name the novel written by {p}.",
+            ],
+            "date": [
+                'When was "{title}" published?',
+                'On what date did {p} publish "{title}"?',
+                'What is the publication date of "{title}"?',
+            ],
         },
     },
     "farm": {
         "say": ["{p} owns a farm of {area}.", "{p}'s farm covers {area}.", "The farm that {p} runs spans {area}."],
-        "ask": {"area": ["How large is {p}'s farm?", "How many hectares does {p}'s farm cover?", "What is the area of {p}'s farm?"]},
+        "ask": {
+            "area": [
+                "How large is {p}'s farm?",
+                "How many hectares does {p}'s farm cover?",
+                "What is the area of {p}'s farm?",
+            ]
+        },
     },
     "prize": {
-        "say": ["{p} won the {award} in {year}.", "In {year}, {p} received the {award}.", "{p} was awarded the {award} in {year}."],
+        "say": [
+            "{p} won the {award} in {year}.",
+            "In {year}, {p} received the {award}.",
+            "{p} was awarded the {award} in {year}.",
+        ],
         "ask": {
             "award": ["Which award did {p} win?", "What prize did {p} receive?", "Name the award given to {p}."],
-            "year": ["When did {p} win the {award}?", "In what year did {p} receive the {award}?", "What year was {p} awarded the {award}?"],
+            "year": [
+                "When did {p} win the {award}?",
+                "In what year did {p} receive the {award}?",
+                "What year was {p} awarded the {award}?",
+            ],
             "person": ["Who won the {award}?", "Who received the {award}?", "Which person was awarded the {award}?"],
         },
     },
 }
-ASKED = {"year": "the year", "city": "the city", "job": "the profession", "org": "the company", "person": "who it was",
-         "count": "the number", "title": "the title", "date": "the date", "area": "the size of the farm", "award": "the award"}
-FILLERS = ["The weather that year was unusually mild.", "Local newspapers covered the story at length.",
-           "Few people expected this at the time.", "The region is known for its long winters.",
-           "Many of these details come from a 2019 interview."]
+ASKED = {
+    "year": "the year",
+    "city": "the city",
+    "job": "the profession",
+    "org": "the company",
+    "person": "who it was",
+    "count": "the number",
+    "title": "the title",
+    "date": "the date",
+    "area": "the size of the farm",
+    "award": "the award",
+}
+FILLERS = [
+    "The weather that year was unusually mild.",
+    "Local newspapers covered the story at length.",
+    "Few people expected this at the time.",
+    "The region is known for its long winters.",
+    "Many of these details come from a 2019 interview.",
+]
 PASSAGE_INTROS = ["Passage: ", "Context: ", "Read the text below.\n\n", "Text:\n", "", "Article: "]
 QUESTION_INTROS = ["Question: ", "Q: ", "", "Answer the question: "]
-EXTRACTION_INSTRUCTIONS = ["", "", "Answer with a short span from the passage.",
-                           "If the passage does not contain the answer, reply 'unanswerable'.",
-                           "Answer using only the passage; say 'unanswerable' if it is not there."]
+EXTRACTION_INSTRUCTIONS = [
+    "",
+    "",
+    "Answer with a short span from the passage.",
+    "If the passage does not contain the answer, reply 'unanswerable'.",
+    "Answer using only the passage; say 'unanswerable' if it is not there.",
+]
 UNANSWERABLE = "unanswerable"
 HELDOUT_FACTS = ("prize",)  # facts never stated in a train passage
 
@@ -158,18 +234,25 @@ def _span_forms(kind, v, person):
     elif kind == "city":
         forms += [("paraphrase", f"the city of {v}"), ("in_place", f"in {v}")]
     elif kind == "job":
-        forms += [("article", with_article(v.title)), ("paraphrase", v.synonym),
-                  ("paraphrase_sentence", f"{person} is {with_article(v.synonym)}")]
+        forms += [
+            ("article", with_article(v.title)),
+            ("paraphrase", v.synonym),
+            ("paraphrase_sentence", f"{person} is {with_article(v.synonym)}"),
+        ]
     elif kind == "org":
         forms += [("alias", v.head), ("paraphrase", f"the company called {v.head} {v.tail}")]
     elif kind == "count":
         forms += [("words", words(v))]
     elif kind == "title":
-        forms += [("quoted", f"\"{v}\""), ("paraphrase", f"the novel titled {v}")]
+        forms += [("quoted", f'"{v}"'), ("paraphrase", f"the novel titled {v}")]
     elif kind == "date":
         y, m, d = v
-        forms += [("day_month", f"{d} {MONTHS[m - 1]} {y}"), ("ordinal", f"{MONTHS[m - 1]} {ordinal(d)}, {y}"),
-                  ("iso", f"{y}-{m:02d}-{d:02d}"), ("paraphrase", f"the {ordinal_words(d)} of {MONTHS[m - 1]}, {y}")]
+        forms += [
+            ("day_month", f"{d} {MONTHS[m - 1]} {y}"),
+            ("ordinal", f"{MONTHS[m - 1]} {ordinal(d)}, {y}"),
+            ("iso", f"{y}-{m:02d}-{d:02d}"),
+            ("paraphrase", f"the {ordinal_words(d)} of {MONTHS[m - 1]}, {y}"),
+        ]
     elif kind == "area":
         forms += [("abbrev", f"{v} ha"), ("words", f"{words(v)} hectares"), ("number", str(v))]
     elif kind == "award":
@@ -221,11 +304,18 @@ def extraction_item(c: Ctx, fact: str, slot: str, idx: int, answerable: bool) ->
         vals, sentence = _fact_values(c, fact, target, used), ""
     question_text = FACTS[fact]["ask"][slot][idx].format(**_fill(vals))
     if slot == "person":
-        spans = [(p, next((s.sentence for s in stated if s.person == p and s.fact == fact), "")) for p in people if p != target]
+        spans = [
+            (p, next((s.sentence for s in stated if s.person == p and s.fact == fact), ""))
+            for p in people
+            if p != target
+        ]
         forms = [("span", target), ("alias", target.split()[1]), ("paraphrase", f"it was {target}")]
     else:
-        spans = [(_text(slot, s.values[slot]), s.sentence) for s in stated
-                 if slot in s.values and (s.person, s.fact) != (target, fact)]
+        spans = [
+            (_text(slot, s.values[slot]), s.sentence)
+            for s in stated
+            if slot in s.values and (s.person, s.fact) != (target, fact)
+        ]
         forms = _span_forms(slot, vals[slot], target)
         if not spans:  # a plausible value the passage never states
             spans = [(_text(slot, _value(c, slot, used)), "")]
@@ -242,11 +332,22 @@ def extraction_item(c: Ctx, fact: str, slot: str, idx: int, answerable: bool) ->
         evidence = {refs[0]: sentence}
     else:
         refs = [UNANSWERABLE] + (["The passage does not say."] if c.rng.random() < 0.2 else [])
-        forms = [("span", UNANSWERABLE), ("paraphrase", f"The passage does not mention {ASKED[slot]}."),
-                 ("paraphrase", "This cannot be determined from the text."),
-                 ("paraphrase", "There is not enough information in the passage to answer.")]
+        forms = [
+            ("span", UNANSWERABLE),
+            ("paraphrase", f"The passage does not mention {ASKED[slot]}."),
+            ("paraphrase", "This cannot be determined from the text."),
+            ("paraphrase", "There is not enough information in the passage to answer."),
+        ]
         evidence = {}
     evidence.update({t: s for t, s in spans if s})
-    return Item("context_extraction", question, refs, forms=forms, spans=[t for t, _ in spans], evidence=evidence,
-                answerable=answerable, asked=ASKED[slot],
-                alt_units=["acres", "square meters"] if slot == "area" and answerable else [])
+    return Item(
+        "context_extraction",
+        question,
+        refs,
+        forms=forms,
+        spans=[t for t, _ in spans],
+        evidence=evidence,
+        answerable=answerable,
+        asked=ASKED[slot],
+        alt_units=["acres", "square meters"] if slot == "area" and answerable else [],
+    )

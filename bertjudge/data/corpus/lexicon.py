@@ -55,44 +55,130 @@ AWARDS = (
     "Golden Quill Prize|Aurora Medal|Hartwell Award|Silver Compass Prize|Meridian Medal|"
     "Blue Lantern Award|Keystone Prize|Northern Star Award|Cedar Medal|Iris Prize"
 ).split("|")
-JOBS = [Job(*pair) for pair in (
-    ("doctor", "physician"), ("lawyer", "attorney"), ("pilot", "aviator"), ("journalist", "reporter"),
-    ("carpenter", "woodworker"), ("chef", "professional cook"), ("veterinarian", "animal doctor"),
-    ("programmer", "software developer"), ("firefighter", "fireman"), ("dentist", "dental surgeon"),
-    ("mail carrier", "postman"), ("police officer", "policeman"),
-)]
+JOBS = [
+    Job(*pair)
+    for pair in (
+        ("doctor", "physician"),
+        ("lawyer", "attorney"),
+        ("pilot", "aviator"),
+        ("journalist", "reporter"),
+        ("carpenter", "woodworker"),
+        ("chef", "professional cook"),
+        ("veterinarian", "animal doctor"),
+        ("programmer", "software developer"),
+        ("firefighter", "fireman"),
+        ("dentist", "dental surgeon"),
+        ("mail carrier", "postman"),
+        ("police officer", "policeman"),
+    )
+]
 STAFF = "engineers nurses volunteers researchers drivers technicians designers teachers".split()
-OBJECTS = [Noun(*pair) for pair in (
-    ("notebook", "notebooks"), ("pencil", "pencils"), ("apple", "apples"), ("muffin", "muffins"),
-    ("ticket", "tickets"), ("candle", "candles"), ("sticker", "stickers"), ("marble", "marbles"),
-    ("bottle of juice", "bottles of juice"), ("pair of socks", "pairs of socks"), ("mug", "mugs"),
-    ("sandwich", "sandwiches"), ("plant pot", "plant pots"), ("comic book", "comic books"),
-    ("tennis ball", "tennis balls"), ("lemon", "lemons"), ("postcard", "postcards"), ("brush", "brushes"),
-    ("loaf of bread", "loaves of bread"), ("box of tea", "boxes of tea"),
-)]
+OBJECTS = [
+    Noun(*pair)
+    for pair in (
+        ("notebook", "notebooks"),
+        ("pencil", "pencils"),
+        ("apple", "apples"),
+        ("muffin", "muffins"),
+        ("ticket", "tickets"),
+        ("candle", "candles"),
+        ("sticker", "stickers"),
+        ("marble", "marbles"),
+        ("bottle of juice", "bottles of juice"),
+        ("pair of socks", "pairs of socks"),
+        ("mug", "mugs"),
+        ("sandwich", "sandwiches"),
+        ("plant pot", "plant pots"),
+        ("comic book", "comic books"),
+        ("tennis ball", "tennis balls"),
+        ("lemon", "lemons"),
+        ("postcard", "postcards"),
+        ("brush", "brushes"),
+        ("loaf of bread", "loaves of bread"),
+        ("box of tea", "boxes of tea"),
+    )
+]
 INGREDIENTS = "sugar flour milk oats rice cocoa yogurt water broth cream".split()
 VEHICLES = "train bus cyclist truck ferry car drone runner tractor scooter".split()
 PLACES = "bakery bookstore farm school library cafe museum garden workshop market".split()
 COLORS = "red blue green yellow purple orange white black brown pink grey silver".split()
 
-CAPITALS = [Capital(*pair) for pair in (
-    ("France", "Paris"), ("Germany", "Berlin"), ("Italy", "Rome"), ("Spain", "Madrid"), ("Portugal", "Lisbon"),
-    ("Japan", "Tokyo"), ("Canada", "Ottawa"), ("Australia", "Canberra"), ("Egypt", "Cairo"), ("Kenya", "Nairobi"),
-    ("India", "New Delhi"), ("China", "Beijing"), ("Russia", "Moscow"), ("Argentina", "Buenos Aires"),
-    ("Peru", "Lima"), ("Chile", "Santiago"), ("Norway", "Oslo"), ("Sweden", "Stockholm"), ("Finland", "Helsinki"),
-    ("Denmark", "Copenhagen"), ("Poland", "Warsaw"), ("Greece", "Athens"), ("Turkey", "Ankara"),
-    ("Ireland", "Dublin"), ("Austria", "Vienna"), ("Hungary", "Budapest"), ("Thailand", "Bangkok"),
-    ("Vietnam", "Hanoi"), ("South Korea", "Seoul"), ("Indonesia", "Jakarta"), ("Nigeria", "Abuja"),
-    ("Morocco", "Rabat"), ("Colombia", "Bogota"), ("Cuba", "Havana"), ("Iceland", "Reykjavik"),
-    ("Belgium", "Brussels"), ("Czech Republic", "Prague"), ("New Zealand", "Wellington"),
-)]
-ELEMENTS = [Element(*pair) for pair in (
-    ("hydrogen", "H"), ("helium", "He"), ("carbon", "C"), ("nitrogen", "N"), ("oxygen", "O"), ("sodium", "Na"),
-    ("magnesium", "Mg"), ("aluminium", "Al"), ("silicon", "Si"), ("phosphorus", "P"), ("sulfur", "S"),
-    ("chlorine", "Cl"), ("potassium", "K"), ("calcium", "Ca"), ("iron", "Fe"), ("copper", "Cu"), ("zinc", "Zn"),
-    ("silver", "Ag"), ("tin", "Sn"), ("gold", "Au"), ("mercury", "Hg"), ("lead", "Pb"), ("neon", "Ne"),
-    ("argon", "Ar"), ("iodine", "I"), ("nickel", "Ni"), ("uranium", "U"), ("platinum", "Pt"),
-)]
+CAPITALS = [
+    Capital(*pair)
+    for pair in (
+        ("France", "Paris"),
+        ("Germany", "Berlin"),
+        ("Italy", "Rome"),
+        ("Spain", "Madrid"),
+        ("Portugal", "Lisbon"),
+        ("Japan", "Tokyo"),
+        ("Canada", "Ottawa"),
+        ("Australia", "Canberra"),
+        ("Egypt", "Cairo"),
+        ("Kenya", "Nairobi"),
+        ("India", "New Delhi"),
+        ("China", "Beijing"),
+        ("Russia", "Moscow"),
+        ("Argentina", "Buenos Aires"),
+        ("Peru", "Lima"),
+        ("Chile", "Santiago"),
+        ("Norway", "Oslo"),
+        ("Sweden", "Stockholm"),
+        ("Finland", "Helsinki"),
+        ("Denmark", "Copenhagen"),
+        ("Poland", "Warsaw"),
+        ("Greece", "Athens"),
+        ("Turkey", "Ankara"),
+        ("Ireland", "Dublin"),
+        ("Austria", "Vienna"),
+        ("Hungary", "Budapest"),
+        ("Thailand", "Bangkok"),
+        ("Vietnam", "Hanoi"),
+        ("South Korea", "Seoul"),
+        ("Indonesia", "Jakarta"),
+        ("Nigeria", "Abuja"),
+        ("Morocco", "Rabat"),
+        ("Colombia", "Bogota"),
+        ("Cuba", "Havana"),
+        ("Iceland", "Reykjavik"),
+        ("Belgium", "Brussels"),
+        ("Czech Republic", "Prague"),
+        ("New Zealand", "Wellington"),
+    )
+]
+ELEMENTS = [
+    Element(*pair)
+    for pair in (
+        ("hydrogen", "H"),
+        ("helium", "He"),
+        ("carbon", "C"),
+        ("nitrogen", "N"),
+        ("oxygen", "O"),
+        ("sodium", "Na"),
+        ("magnesium", "Mg"),
+        ("aluminium", "Al"),
+        ("silicon", "Si"),
+        ("phosphorus", "P"),
+        ("sulfur", "S"),
+        ("chlorine", "Cl"),
+        ("potassium", "K"),
+        ("calcium", "Ca"),
+        ("iron", "Fe"),
+        ("copper", "Cu"),
+        ("zinc", "Zn"),
+        ("silver", "Ag"),
+        ("tin", "Sn"),
+        ("gold", "Au"),
+        ("mercury", "Hg"),
+        ("lead", "Pb"),
+        ("neon", "Ne"),
+        ("argon", "Ar"),
+        ("iodine", "I"),
+        ("nickel", "Ni"),
+        ("uranium", "U"),
+        ("platinum", "Pt"),
+    )
+]
 KINDS_OF = {  # no word belongs to two groups
     "fruit": "apple banana cherry mango pear peach plum grape kiwi apricot".split(),
     "mammal": "horse tiger rabbit whale bat elephant goat fox".split(),
@@ -105,19 +191,50 @@ KINDS_OF = {  # no word belongs to two groups
     "planet": "Venus Mars Jupiter Saturn Neptune Uranus".split(),
 }
 ANTONYMS = [
-    ("ancient", "modern"), ("arrive", "depart"), ("accept", "refuse"), ("victory", "defeat"),
-    ("generous", "stingy"), ("expand", "shrink"), ("rough", "smooth"), ("brave", "cowardly"),
-    ("wide", "narrow"), ("empty", "full"), ("shallow", "deep"), ("asleep", "awake"),
-    ("increase", "decrease"), ("import", "export"), ("forget", "remember"), ("guilty", "innocent"),
-    ("rigid", "flexible"), ("sharp", "blunt"), ("wet", "dry"), ("loud", "quiet"), ("ascend", "descend"),
-    ("borrow", "lend"), ("minimum", "maximum"), ("permanent", "temporary"), ("vertical", "horizontal"),
+    ("ancient", "modern"),
+    ("arrive", "depart"),
+    ("accept", "refuse"),
+    ("victory", "defeat"),
+    ("generous", "stingy"),
+    ("expand", "shrink"),
+    ("rough", "smooth"),
+    ("brave", "cowardly"),
+    ("wide", "narrow"),
+    ("empty", "full"),
+    ("shallow", "deep"),
+    ("asleep", "awake"),
+    ("increase", "decrease"),
+    ("import", "export"),
+    ("forget", "remember"),
+    ("guilty", "innocent"),
+    ("rigid", "flexible"),
+    ("sharp", "blunt"),
+    ("wet", "dry"),
+    ("loud", "quiet"),
+    ("ascend", "descend"),
+    ("borrow", "lend"),
+    ("minimum", "maximum"),
+    ("permanent", "temporary"),
+    ("vertical", "horizontal"),
     ("include", "exclude"),
 ]
 PLURALS = [
-    ("mouse", "mice"), ("child", "children"), ("goose", "geese"), ("foot", "feet"), ("tooth", "teeth"),
-    ("man", "men"), ("woman", "women"), ("ox", "oxen"), ("leaf", "leaves"), ("knife", "knives"),
-    ("wolf", "wolves"), ("crisis", "crises"), ("analysis", "analyses"), ("phenomenon", "phenomena"),
-    ("criterion", "criteria"), ("thesis", "theses"),
+    ("mouse", "mice"),
+    ("child", "children"),
+    ("goose", "geese"),
+    ("foot", "feet"),
+    ("tooth", "teeth"),
+    ("man", "men"),
+    ("woman", "women"),
+    ("ox", "oxen"),
+    ("leaf", "leaves"),
+    ("knife", "knives"),
+    ("wolf", "wolves"),
+    ("crisis", "crises"),
+    ("analysis", "analyses"),
+    ("phenomenon", "phenomena"),
+    ("criterion", "criteria"),
+    ("thesis", "theses"),
 ]
 WEEKDAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 MONTHS = "January February March April May June July August September October November December".split()

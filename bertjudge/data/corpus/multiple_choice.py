@@ -52,7 +52,13 @@ def _mc_kind(c):
         wrong = [w for k, ws in KINDS_OF.items() if k != kind for w in c.pool(ws)]
         return Draw(kind, right, c.rng.sample(wrong, 9), f"{{t}} is {with_article(kind)}", False)
     right = c.pick(KINDS_OF[other])  # which one is NOT a <kind>?
-    return Draw("not " + kind, right, c.sample(KINDS_OF[kind], min(9, len(c.pool(KINDS_OF[kind])))), f"{{t}} is not {with_article(kind)}", False)
+    return Draw(
+        "not " + kind,
+        right,
+        c.sample(KINDS_OF[kind], min(9, len(c.pool(KINDS_OF[kind])))),
+        f"{{t}} is not {with_article(kind)}",
+        False,
+    )
 
 
 def _mc_arith(c):
@@ -65,7 +71,13 @@ def _mc_arith(c):
 def _mc_largest(c):
     values = list(dict.fromkeys(Fraction(c.rng.randint(1, 999), c.rng.choice([10, 100, 1000])) for _ in range(12)))
     right = max(values)
-    return Draw("largest", decimal(right), [decimal(v) for v in values if v != right], "{t} is larger than every other option", True)
+    return Draw(
+        "largest",
+        decimal(right),
+        [decimal(v) for v in values if v != right],
+        "{t} is larger than every other option",
+        True,
+    )
 
 
 def _mc_sequence(c):
@@ -73,19 +85,33 @@ def _mc_sequence(c):
     seq = [start + step * i for i in range(k)]
     right = start + step * k
     wrong = list(dict.fromkeys([right + d for d in (1, -1, step, -step, 2, -2, 2 * step, step + 1)]))
-    return Draw(", ".join(map(str, seq)), str(right), [str(w) for w in wrong if w != right], f"the sequence adds {step} each time, so {{t}} comes next", True)
+    return Draw(
+        ", ".join(map(str, seq)),
+        str(right),
+        [str(w) for w in wrong if w != right],
+        f"the sequence adds {step} each time, so {{t}} comes next",
+        True,
+    )
 
 
 def _mc_weekday(c):
     day, k = c.rng.randrange(7), c.rng.randint(2, 40)
     right = WEEKDAYS[(day + k) % 7]
-    return Draw((WEEKDAYS[day], k), right, [d for d in WEEKDAYS if d != right], f"{k} days after {WEEKDAYS[day]} is a {{t}}", False)
+    return Draw(
+        (WEEKDAYS[day], k),
+        right,
+        [d for d in WEEKDAYS if d != right],
+        f"{k} days after {WEEKDAYS[day]} is a {{t}}",
+        False,
+    )
 
 
 def _mc_month(c):
     m, k = c.rng.randrange(12), c.rng.randint(2, 30)
     right = MONTHS[(m + k) % 12]
-    return Draw((MONTHS[m], k), right, [x for x in MONTHS if x != right], f"{k} months after {MONTHS[m]} comes {{t}}", False)
+    return Draw(
+        (MONTHS[m], k), right, [x for x in MONTHS if x != right], f"{k} months after {MONTHS[m]} comes {{t}}", False
+    )
 
 
 def _mc_antonym(c):
@@ -100,7 +126,9 @@ def _mc_reading(c):
     (o1, _), (o2, _), (o3, _) = c.sample(OBJECTS, 3)
     col = c.sample(COLORS, 3)
     text = f"{name} owns {with_article(col[0])} {o1}, {with_article(col[1])} {o2} and {with_article(col[2])} {o3}."
-    return Draw((text, o2), col[1], [x for x in c.pool(COLORS) if x != col[1]], f"the text says the {o2} is {{t}}", False)
+    return Draw(
+        (text, o2), col[1], [x for x in c.pool(COLORS) if x != col[1]], f"the text says the {o2} is {{t}}", False
+    )
 
 
 def _mc_plural(c):
@@ -110,23 +138,82 @@ def _mc_plural(c):
 
 
 MC_FAMILIES = {
-    "capital": Family(_mc_capital, ["What is the capital of {x}?", "Which city is the capital of {x}?", "{x}'s capital city is:"]),
-    "symbol": Family(_mc_symbol, ["What is the chemical symbol for {x}?", "Which symbol stands for the element {x}?", "In the periodic table, {x} is written as:"]),
-    "kind": Family(_mc_kind, ["Which of the following is {ax}?", "Pick the option that is {ax}.", "Which word in this list is {ax}?"]),
+    "capital": Family(
+        _mc_capital, ["What is the capital of {x}?", "Which city is the capital of {x}?", "{x}'s capital city is:"]
+    ),
+    "symbol": Family(
+        _mc_symbol,
+        [
+            "What is the chemical symbol for {x}?",
+            "Which symbol stands for the element {x}?",
+            "In the periodic table, {x} is written as:",
+        ],
+    ),
+    "kind": Family(
+        _mc_kind,
+        ["Which of the following is {ax}?", "Pick the option that is {ax}.", "Which word in this list is {ax}?"],
+    ),
     "arith": Family(_mc_arith, ["What is {x}?", "Compute {x}.", "{x} equals:"]),
-    "largest": Family(_mc_largest, ["Which of the following numbers is the largest?", "Which value is greatest?", "Select the biggest number."]),
-    "sequence": Family(_mc_sequence, ["What number comes next in the sequence {x}, ...?", "Continue the pattern: {x}, ?", "Which number should follow {x}?"]),
-    "weekday": Family(_mc_weekday, ["If today is {x0}, what day of the week will it be in {x1} days?", "Today is {x0}. Which day is it {x1} days from now?", "What weekday falls {x1} days after a {x0}?"]),
-    "month": Family(_mc_month, ["Which month comes {x1} months after {x0}?", "It is {x0} now. What month will it be in {x1} months?", "Counting {x1} months forward from {x0}, which month do you reach?"]),
-    "antonym": Family(_mc_antonym, ["Which word is the opposite of '{x}'?", "Choose the antonym of '{x}'.", "What is the opposite of \"{x}\"?"]),
-    "reading": Family(_mc_reading, ["{x0} What color is the {x1}?", "Read: {x0} Which color is the {x1}?", "{x0} Based on this sentence, what color is the {x1}?"]),
-    "plural": Family(_mc_plural, ["What is the plural of '{x}'?", "Which is the correct plural form of \"{x}\"?", "Choose the plural of the noun '{x}'."]),
+    "largest": Family(
+        _mc_largest,
+        ["Which of the following numbers is the largest?", "Which value is greatest?", "Select the biggest number."],
+    ),
+    "sequence": Family(
+        _mc_sequence,
+        [
+            "What number comes next in the sequence {x}, ...?",
+            "Continue the pattern: {x}, ?",
+            "Which number should follow {x}?",
+        ],
+    ),
+    "weekday": Family(
+        _mc_weekday,
+        [
+            "If today is {x0}, what day of the week will it be in {x1} days?",
+            "Today is {x0}. Which day is it {x1} days from now?",
+            "What weekday falls {x1} days after a {x0}?",
+        ],
+    ),
+    "month": Family(
+        _mc_month,
+        [
+            "Which month comes {x1} months after {x0}?",
+            "It is {x0} now. What month will it be in {x1} months?",
+            "Counting {x1} months forward from {x0}, which month do you reach?",
+        ],
+    ),
+    "antonym": Family(
+        _mc_antonym,
+        ["Which word is the opposite of '{x}'?", "Choose the antonym of '{x}'.", 'What is the opposite of "{x}"?'],
+    ),
+    "reading": Family(
+        _mc_reading,
+        [
+            "{x0} What color is the {x1}?",
+            "Read: {x0} Which color is the {x1}?",
+            "{x0} Based on this sentence, what color is the {x1}?",
+        ],
+    ),
+    "plural": Family(
+        _mc_plural,
+        [
+            "What is the plural of '{x}'?",
+            'Which is the correct plural form of "{x}"?',
+            "Choose the plural of the noun '{x}'.",
+        ],
+    ),
 }
 OPTION_FORMATS = ["{L}. {t}", "{L}) {t}", "({L}) {t}", "- {L}. {t}", "- **{L}**: {t}", "* ({L}) {t}", "{L}: {t}"]
 NUMBER_FORMATS = ["({L}) {t}", "{L}) {t}", "- ({L}) {t}"]
-MC_INSTRUCTIONS = ["", "Answer with the letter of the correct option.", "Respond with only the option label.",
-                   "Choose the best answer.", "Think step by step, then write 'Final answer: <label>'.",
-                   "Select one option.", "Explain your choice briefly."]
+MC_INSTRUCTIONS = [
+    "",
+    "Answer with the letter of the correct option.",
+    "Respond with only the option label.",
+    "Choose the best answer.",
+    "Think step by step, then write 'Final answer: <label>'.",
+    "Select one option.",
+    "Explain your choice briefly.",
+]
 
 
 def mc_item(c: Ctx, family: str, idx: int) -> Item:
@@ -141,7 +228,9 @@ def mc_item(c: Ctx, family: str, idx: int) -> Item:
     labels = [str(i + 1) for i in range(n)] if numbered else list("ABCDEFGHIJ"[:n])
     fmt_ = c.rng.choice(NUMBER_FORMATS if numbered else OPTION_FORMATS)
     if family == "kind":
-        stem = phr.format(ax="not " + with_article(subject[4:]) if subject.startswith("not ") else with_article(subject))
+        stem = phr.format(
+            ax="not " + with_article(subject[4:]) if subject.startswith("not ") else with_article(subject)
+        )
     elif isinstance(subject, tuple):
         x0, x1 = subject
         stem = phr.format(x0=x0, x1=x1)

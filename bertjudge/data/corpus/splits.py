@@ -42,8 +42,13 @@ def generate(split: str, n: int, seed: int = 0, attacks: list[str] | None = None
         for _ in range(100):
             item = new_item(cc, category, split, seen)
             try:
-                pair = [(lab, model, *candidate(item, lab, cc.rng, model, kind))
-                        for lab, kind, model in ((1, right_kind, cc.rng.choice(models)), (0, wrong_kind, cc.rng.choice(models)))]
+                pair = [
+                    (lab, model, *candidate(item, lab, cc.rng, model, kind))
+                    for lab, kind, model in (
+                        (1, right_kind, cc.rng.choice(models)),
+                        (0, wrong_kind, cc.rng.choice(models)),
+                    )
+                ]
             except ValueError:
                 continue
             break
@@ -68,13 +73,17 @@ def split_sizes(size: int) -> dict[str, int]:
 
 def summary(splits: dict[str, list[dict]]) -> str:
     """A table of rows per category x style, with wrong/correct counts per split."""
-    counts = Counter((r["category"], r["meta"]["style"], r["split"], r["label"]) for rows in splits.values() for r in rows)
+    counts = Counter(
+        (r["category"], r["meta"]["style"], r["split"], r["label"]) for rows in splits.values() for r in rows
+    )
     keys = sorted({(cat, style) for cat, style, _, _ in counts})
     head = f"{'category':<19}{'style':<12}" + "".join(f"{name + ' 0/1':>20}" for name in splits)
     lines = [head, "-" * len(head)]
     for cat, style in keys:
         cells = "".join(f"{counts[cat, style, name, 0]:>13}/{counts[cat, style, name, 1]:<6}" for name in splits)
         lines.append(f"{cat:<19}{style:<12}{cells}")
-    totals = "".join(f"{sum(r['label'] == 0 for r in rows):>13}/{sum(r['label'] == 1 for r in rows):<6}" for rows in splits.values())
+    totals = "".join(
+        f"{sum(r['label'] == 0 for r in rows):>13}/{sum(r['label'] == 1 for r in rows):<6}" for rows in splits.values()
+    )
     lines += ["-" * len(head), f"{'total':<31}{totals}"]
     return "\n".join(lines)

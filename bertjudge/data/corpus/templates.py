@@ -36,30 +36,49 @@ def _templates() -> list[Template]:
     out = []
     for fam, family in MATH_FAMILIES.items():
         n = len(family.phrasings)
-        out += [Template("open_math", f"math.{fam}", fam, "", i, f"math.{fam}" in HELDOUT_FAMILIES or i == n - 1)
-                for i in range(n)]
+        out += [
+            Template("open_math", f"math.{fam}", fam, "", i, f"math.{fam}" in HELDOUT_FAMILIES or i == n - 1)
+            for i in range(n)
+        ]
     for fam, family in MC_FAMILIES.items():
         n = len(family.phrasings)
-        out += [Template("multiple_choice", f"mc.{fam}", fam, "", i, f"mc.{fam}" in HELDOUT_FAMILIES or i == n - 1)
-                for i in range(n)]
+        out += [
+            Template("multiple_choice", f"mc.{fam}", fam, "", i, f"mc.{fam}" in HELDOUT_FAMILIES or i == n - 1)
+            for i in range(n)
+        ]
     for fact, spec in FACTS.items():
         for slot, phrasings in spec["ask"].items():
             n = len(phrasings)
-            out += [Template("context_extraction", f"extract.{fact}", fact, slot, i,
-                             f"extract.{fact}" in HELDOUT_FAMILIES or i == n - 1) for i in range(n)]
+            out += [
+                Template(
+                    "context_extraction",
+                    f"extract.{fact}",
+                    fact,
+                    slot,
+                    i,
+                    f"extract.{fact}" in HELDOUT_FAMILIES or i == n - 1,
+                )
+                for i in range(n)
+            ]
     for fam, family in QA_FAMILIES.items():
         for slot, phrasings in family.phrasings.items():
             n = len(phrasings)
-            out += [Template("open_qa", f"qa.{fam}", fam, slot, i, f"qa.{fam}" in HELDOUT_FAMILIES or i == n - 1)
-                    for i in range(n)]
+            out += [
+                Template("open_qa", f"qa.{fam}", fam, slot, i, f"qa.{fam}" in HELDOUT_FAMILIES or i == n - 1)
+                for i in range(n)
+            ]
     return out
 
 
 TEMPLATES = _templates()
 # category -> (templates of every split, held-out templates)
-_BY_CATEGORY = {cat: ([t for t in TEMPLATES if t.category == cat and not t.heldout],
-                      [t for t in TEMPLATES if t.category == cat and t.heldout])
-                for cat in CATEGORY_ORDER}
+_BY_CATEGORY = {
+    cat: (
+        [t for t in TEMPLATES if t.category == cat and not t.heldout],
+        [t for t in TEMPLATES if t.category == cat and t.heldout],
+    )
+    for cat in CATEGORY_ORDER
+}
 
 
 def new_item(c: Ctx, category: str, split: str, seen: set) -> Item:

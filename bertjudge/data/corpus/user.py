@@ -36,12 +36,28 @@ class Entity(NamedTuple):
 
 # ----------------------------------------------------------------------------- categories
 _LABEL = re.compile(r"^\s*(?:option\s+|choice\s+)?\(?([A-J]|\d{1,2})\)?(?:[.):]|\s|$)", re.IGNORECASE)
-_UNANSWERABLE = re.compile(r"^\s*(unanswerable|no answer|not answerable|cannot be (answered|determined)|n/?a|none)\W*$", re.I)
+_UNANSWERABLE = re.compile(
+    r"^\s*(unanswerable|no answer|not answerable|cannot be (answered|determined)|n/?a|none)\W*$", re.I
+)
 UNIT_ALTERNATIVES = {
-    "cm": ["m", "mm"], "m": ["cm", "km"], "km": ["m", "miles"], "mm": ["cm"], "kg": ["g", "pounds"], "g": ["kg", "mg"],
-    "meters": ["centimeters", "kilometers"], "kilometers": ["meters", "miles"], "miles": ["kilometers"],
-    "hours": ["minutes", "days"], "minutes": ["hours", "seconds"], "seconds": ["minutes"], "days": ["weeks", "hours"],
-    "weeks": ["days", "months"], "years": ["months"], "liters": ["milliliters"], "dollars": ["cents"], "cents": ["dollars"],
+    "cm": ["m", "mm"],
+    "m": ["cm", "km"],
+    "km": ["m", "miles"],
+    "mm": ["cm"],
+    "kg": ["g", "pounds"],
+    "g": ["kg", "mg"],
+    "meters": ["centimeters", "kilometers"],
+    "kilometers": ["meters", "miles"],
+    "miles": ["kilometers"],
+    "hours": ["minutes", "days"],
+    "minutes": ["hours", "seconds"],
+    "seconds": ["minutes"],
+    "days": ["weeks", "hours"],
+    "weeks": ["days", "months"],
+    "years": ["months"],
+    "liters": ["milliliters"],
+    "dollars": ["cents"],
+    "cents": ["dollars"],
     "percent": ["points"],
 }
 
@@ -49,7 +65,8 @@ UNIT_ALTERNATIVES = {
 _PASSAGE_MARK = re.compile(
     r"^\s*(?:passage|context|text|article|document|paragraph|background|story|excerpt)\s*:"
     r"|\bread the (?:following|text|passage|article)\b|\baccording to the (?:passage|text|article|context|document)\b",
-    re.IGNORECASE | re.MULTILINE)
+    re.IGNORECASE | re.MULTILINE,
+)
 PASSAGE_CHARS = 400  # a question longer than this holds a passage
 SHORT_REFERENCE_WORDS = 8  # an open-QA reference is a name, date or number of at most this many words
 
@@ -78,12 +95,14 @@ def infer_category(question: str | None, reference: str) -> str:
 
 
 # ----------------------------------------------------------------------------- spans and entities
-_STOPWORDS = set((
-    "the a an in on at of and or but to for with by from as she he it they we i you this that these those there her his "
-    "their its our my your what which who whom whose when where why how is was were are be been has have had do does did "
-    "not no yes question passage context answer text article according based read following after before during then also "
-    "than so if into about over under one two"
-).split())
+_STOPWORDS = set(
+    (
+        "the a an in on at of and or but to for with by from as she he it they we i you this that these those there her his "
+        "their its our my your what which who whom whose when where why how is was were are be been has have had do does did "
+        "not no yes question passage context answer text article according based read following after before during then also "
+        "than so if into about over under one two"
+    ).split()
+)
 
 
 def _question_spans(question: str, references: list[str]) -> list[str]:
@@ -100,16 +119,23 @@ def _question_spans(question: str, references: list[str]) -> list[str]:
         found += re.findall(r"\b\d[\d,]*(?:\.\d+)?\b", body) if _UNANSWERABLE.match(ref) else []
     else:
         tokens, n = re.findall(r"[\w'-]+", body), len(ref.split())
-        found = [" ".join(tokens[i:i + n]) for i in range(len(tokens) - n + 1)
-                 if tokens[i].lower() not in _STOPWORDS and tokens[i + n - 1].lower() not in _STOPWORDS]
+        found = [
+            " ".join(tokens[i : i + n])
+            for i in range(len(tokens) - n + 1)
+            if tokens[i].lower() not in _STOPWORDS and tokens[i + n - 1].lower() not in _STOPWORDS
+        ]
         found += [t for t in tokens if len(t) > 3 and t.lower() not in _STOPWORDS]
     lowered = [r.lower() for r in references]
     ref_words = {w for r in lowered for w in re.findall(r"[\w'-]+", r) if w not in _STOPWORDS}
     keep = []
     for span in dict.fromkeys(f.strip() for f in found):
         low = span.lower()
-        if len(low) < 2 or low in _STOPWORDS or ref_words & set(re.findall(r"[\w'-]+", low)) or any(
-                re.search(rf"\b{re.escape(r)}\b", low) or re.search(rf"\b{re.escape(low)}\b", r) for r in lowered):
+        if (
+            len(low) < 2
+            or low in _STOPWORDS
+            or ref_words & set(re.findall(r"[\w'-]+", low))
+            or any(re.search(rf"\b{re.escape(r)}\b", low) or re.search(rf"\b{re.escape(low)}\b", r) for r in lowered)
+        ):
             continue
         keep.append(span)
     return keep[:12]
@@ -125,7 +151,9 @@ def _known_entities() -> dict[str, Entity]:
 
     for city in list(dict.fromkeys([c for _, c in CAPITALS] + CITIES + [b.name for b in BIG_CITIES])):
         add("city", city, CITY_ALIASES.get(city, ()))
-    for country in dict.fromkeys([k for k, _ in CAPITALS] + list(CITY_COUNTRY.values()) + [b.country for b in BIG_CITIES]):
+    for country in dict.fromkeys(
+        [k for k, _ in CAPITALS] + list(CITY_COUNTRY.values()) + [b.country for b in BIG_CITIES]
+    ):
         add("country", country, [t for _, t in country_forms(country)])
     for river in dict.fromkeys(r for _, _, r in RIVERS):
         add("river", river, [t for _, t in river_forms(river)])
@@ -133,25 +161,55 @@ def _known_entities() -> dict[str, Entity]:
         add("element", element, {"aluminium": ["aluminum"], "sulfur": ["sulphur"]}.get(element, ()))
     for job, synonym in JOBS:
         add("job", job, [synonym, with_article(job), with_article(synonym)])
-    for group, names in (("planet", "Mercury Venus Earth Mars Jupiter Saturn Uranus Neptune".split()), ("month", MONTHS),
-                         ("weekday", WEEKDAYS)):
+    for group, names in (
+        ("planet", "Mercury Venus Earth Mars Jupiter Saturn Uranus Neptune".split()),
+        ("month", MONTHS),
+        ("weekday", WEEKDAYS),
+    ):
         for name in names:
             add(group, name)
     return table
 
 
 KNOWN_ENTITIES = _known_entities()
-_DATE_RE = [(re.compile(rf"({'|'.join(MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?, (\d{{4}})"), (3, 1, 2)),
-            (re.compile(rf"(\d{{1,2}}) ({'|'.join(MONTHS)}) (\d{{4}})"), (3, 2, 1)),
-            (re.compile(r"(\d{4})-(\d{2})-(\d{2})"), (1, 2, 3))]
+_DATE_RE = [
+    (re.compile(rf"({'|'.join(MONTHS)}) (\d{{1,2}})(?:st|nd|rd|th)?, (\d{{4}})"), (3, 1, 2)),
+    (re.compile(rf"(\d{{1,2}}) ({'|'.join(MONTHS)}) (\d{{4}})"), (3, 2, 1)),
+    (re.compile(r"(\d{4})-(\d{2})-(\d{2})"), (1, 2, 3)),
+]
 _PERSON = re.compile(r"[A-Z][\w'’-]+(?: [A-Z]\.)?(?: [A-Z][\w'’-]+){1,2}")
 _RESTATE = [  # (question pattern, claim template with {t})
     (re.compile(r"(?:what|which|who)\s+(is|was|are|were)\s+(the\s.+?)\s*\?", re.I), "{2} {1} {{t}}."),
-    (re.compile(r"who\s+((?:\w+ed|wrote|won|built|sang|made|led|ran|drew|took|gave|became|held|sold|bought|began|"
-                r"beat|wrote|composed|founded|played)\s.+?)\s*\?", re.I), "{{t}} {1}."),
+    (
+        re.compile(
+            r"who\s+((?:\w+ed|wrote|won|built|sang|made|led|ran|drew|took|gave|became|held|sold|bought|began|"
+            r"beat|wrote|composed|founded|played)\s.+?)\s*\?",
+            re.I,
+        ),
+        "{{t}} {1}.",
+    ),
 ]
-_DANGLING = {"of", "in", "on", "at", "for", "from", "to", "by", "with", "about", "called", "named", "known", "made",
-             "used", "located", "born", "founded", "like"}
+_DANGLING = {
+    "of",
+    "in",
+    "on",
+    "at",
+    "for",
+    "from",
+    "to",
+    "by",
+    "with",
+    "about",
+    "called",
+    "named",
+    "known",
+    "made",
+    "used",
+    "located",
+    "born",
+    "founded",
+    "like",
+}
 
 
 def _date_of(text: str) -> tuple[int, int, int] | None:
@@ -175,7 +233,7 @@ def _bump(text: str, delta: int) -> str | None:
         return None
     m = found[-1]
     value = int(m[0]) + delta
-    return None if value < 0 else f"{text[:m.start()]}{value}{text[m.end():]}"
+    return None if value < 0 else f"{text[: m.start()]}{value}{text[m.end() :]}"
 
 
 def _restate(question: str) -> list[str]:
@@ -195,9 +253,14 @@ def _question_entities(question: str, references: list[str]) -> list[str]:
     found = re.findall(r"\b[A-Z][\w'-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'-]*)*", question)
     found = [" ".join(w for i, w in enumerate(f.split()) if i or w.lower() not in _STOPWORDS) for f in found]
     right = {r.lower() for r in references}
-    return [f for f in dict.fromkeys(x.strip() for x in found)
-            if len(f) > 1 and f.lower() not in _STOPWORDS | {"trivia", "q"} and not names_any(f, right)
-            and not any(f.lower() in r for r in right)][:6]
+    return [
+        f
+        for f in dict.fromkeys(x.strip() for x in found)
+        if len(f) > 1
+        and f.lower() not in _STOPWORDS | {"trivia", "q"}
+        and not names_any(f, right)
+        and not any(f.lower() in r for r in right)
+    ][:6]
 
 
 def _user_qa(item: Item) -> Item:
@@ -216,7 +279,9 @@ def _user_qa(item: Item) -> Item:
         group = known[0].group
         mine = {name for name, (g, canonical) in KNOWN_ENTITIES.items() if (g, canonical) in known}
         right |= mine
-        others = sorted({canonical for g, canonical in KNOWN_ENTITIES.values() if g == group and (g, canonical) not in known})
+        others = sorted(
+            {canonical for g, canonical in KNOWN_ENTITIES.values() if g == group and (g, canonical) not in known}
+        )
         spans += rng.sample(others, min(6, len(others)))
         if group == "river":
             forms += [(name, text) for name, text in river_forms(known[0].canonical) if name in ("article", "river")]
@@ -224,16 +289,28 @@ def _user_qa(item: Item) -> Item:
     date = next((d for d in map(_date_of, refs) if d), None)
     if date:
         y, m, d = date
-        forms += [(s, date_text(y, m, d, s)) for s in ("reference", "day_month", "iso", "ordinal", "abbrev", "paraphrase", "weekday")]
-        shifted = [(y, m, d + 1) if d < 28 else (y, m, d - 2), (y, m, d - 1) if d > 1 else (y, m, d + 2), (y - 1, m, d), (y + 1, m, d)]
+        forms += [
+            (s, date_text(y, m, d, s))
+            for s in ("reference", "day_month", "iso", "ordinal", "abbrev", "paraphrase", "weekday")
+        ]
+        shifted = [
+            (y, m, d + 1) if d < 28 else (y, m, d - 2),
+            (y, m, d - 1) if d > 1 else (y, m, d + 2),
+            (y - 1, m, d),
+            (y + 1, m, d),
+        ]
         wrong["off_by_one"] += [date_text(*v, rng.choice(["reference", "day_month", "iso"])) for v in shifted]
-        spans += [date_text(y + rng.randint(-30, 30), rng.randint(1, 12), rng.randint(1, 28), "reference") for _ in range(3)]
+        spans += [
+            date_text(y + rng.randint(-30, 30), rng.randint(1, 12), rng.randint(1, 28), "reference") for _ in range(3)
+        ]
     elif not known:
         wrong["off_by_one"] += [b for b in (_bump(refs[0], -1), _bump(refs[0], 1)) if b]
     asks_who = re.search(r"(?:^|\n|:\s*)who\b", question.strip(), re.I)
     if not known and not date and asks_who and _PERSON.fullmatch(refs[0].strip()):
         first, last = refs[0].split()[0], refs[0].split()[-1]
-        people = [f"{a} {b}" for a, b in zip(rng.sample(FIRST_NAMES, 4), rng.sample(SURNAMES, 4)) if a != first and b != last]
+        people = [
+            f"{a} {b}" for a, b in zip(rng.sample(FIRST_NAMES, 4), rng.sample(SURNAMES, 4)) if a != first and b != last
+        ]
         spans += people
         wrong["near_miss"] += [f"{rng.choice([n for n in FIRST_NAMES if n != first])} {last}", f"{first} {last}son"]
         forms.append(("initials", f"{first[0]}. {last}"))
@@ -249,8 +326,9 @@ def _user_qa(item: Item) -> Item:
 
 
 # ----------------------------------------------------------------------------- items
-def item_from_reference(question: str | None, references: list[str], category: str | None = None,
-                        task: str = "user") -> Item:
+def item_from_reference(
+    question: str | None, references: list[str], category: str | None = None, task: str = "user"
+) -> Item:
     """An :class:`Item` from a user's question and references, with what can be read off them: options
     (multiple choice), the value and unit (math), other spans of the passage (extraction), aliases and
     wrong entities of the answer's type (open QA, see ``_user_qa``)."""
@@ -267,8 +345,11 @@ def item_from_reference(question: str | None, references: list[str], category: s
         if key is None:
             raise ValueError(f"multiple-choice reference {ref!r} is not an option label")
         if key not in labels:  # options not found in the question: letters only
-            labels = [chr(ord("A") + i) for i in range(max(4, ord(key) - ord("A") + 1))] if key.isalpha() \
+            labels = (
+                [chr(ord("A") + i) for i in range(max(4, ord(key) - ord("A") + 1))]
+                if key.isalpha()
                 else [str(i + 1) for i in range(max(4, int(key)))]
+            )
             options = []
         item.labels, item.options, item.correct = labels, options, labels.index(key)
         return item
@@ -291,6 +372,8 @@ def item_from_reference(question: str | None, references: list[str], category: s
     if _UNANSWERABLE.match(ref):
         item.answerable = False
         item.forms = [("reference", r) for r in references] + [
-            ("paraphrase", "The passage does not say."), ("paraphrase", "This cannot be determined from the text.")]
+            ("paraphrase", "The passage does not say."),
+            ("paraphrase", "This cannot be determined from the text."),
+        ]
     item.spans = _question_spans(question, references)
     return item
