@@ -80,7 +80,8 @@ class JudgeCLI(LightningCLI):
             recipe=_recipe(model, data, trainer),
             calibration=calibration,
         )
-        overall = {k: v for k, v in metrics.items() if k.count("/") == 1}  # test/acc, adversarial/acc: not per group
+        # test/acc, adversarial/acc…, and the real-output test per category (the model card's eval results)
+        overall = {k: v for k, v in metrics.items() if k.count("/") == 1 or k.startswith("real_test/acc/category=")}
         folder = Path(config.export_dir or Path(trainer.default_root_dir) / "judge")
         model.export(folder, metrics=overall)
         print(f"exported the judge to {folder}")
