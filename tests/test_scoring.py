@@ -158,7 +158,7 @@ def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
             "--data.eval_batch_size=3",
             "--trainer.logger=false",
             f"--trainer.default_root_dir={tmp_path}",
-            "--trainer.callbacks+=bertjudge.evaluation.scoring.ScoreFileWriter",
+            "--trainer.callbacks+=bertjudge.evaluation.predict_writer.ScoreFileWriter",
             f"--trainer.callbacks.output={out}",
         ]
     )

@@ -1,4 +1,4 @@
-"""Score files (``python -m bertjudge judge``, and ``predict``'s writer), atomically and resumably.
+"""Score files (``python -m bertjudge judge``), atomically and resumably.
 
 Each output row is the input row (every field kept) plus ``id`` (when it had none), ``score``
 (calibrated P(correct)), ``verdict`` (score >= the judge's threshold), ``judge`` and
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from lightning.pytorch.callbacks import BasePredictionWriter
 
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.records import (
@@ -377,38 +376,3 @@ def score_file(
     ]
     first = f"{failures[0][0]}: row {failures[0][1]!r}: {failures[0][2]}" if failures else None
     return ScoreSummary(output, len(located), resumed, len(failures), first)
-
-
-class ScoreFileWriter(BasePredictionWriter):
-    """``predict`` callback: writes the predict split as a score file (as the ``judge`` command does).
-
-    Args:
-        output: the score file (.jsonl or .parquet), written atomically by rank 0.
-    """
-
-    def __init__(self, output: str):
-        super().__init__(write_interval="epoch")
-        self.output = output
-
-    def write_on_epoch_end(self, trainer, pl_module, predictions, batch_indices) -> None:
-        import torch.distributed as dist
-
-        scores = {i: float(s) for batch in predictions for i, s in zip(batch["ids"], batch["scores"])}
-        if trainer.world_size > 1:
-            gathered = [None] * trainer.world_size
-            dist.all_gather_object(gathered, scores)
-            scores = {k: v for part in gathered for k, v in part.items()}
-        if not trainer.is_global_zero:
-            return
-        rows = []
-        for rec in trainer.datamodule.records["predict"]:
-            rows.append(
-                {
-                    **rec,
-                    **verdict_fields(scores[rec["id"]], pl_module.threshold),
-                    "judge": pl_module.name,
-                    "input_hash": input_hash(rec),
-                }
-            )
-        write_records(self.output, rows)
-        print(f"wrote {len(rows)} scores to {self.output}")
