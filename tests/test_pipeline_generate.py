@@ -9,41 +9,10 @@ import pytest
 
 from bertjudge.cli.main import main
 from bertjudge.core.records import RecordError, read_records
-from bertjudge.judges import backbones
 from bertjudge.pipeline.generate import file_name, generate_file, split_thinking
 from bertjudge.pipeline.tasks import TASKS
 
 DATA = Path(__file__).parent / "fixtures" / "pipeline"
-
-
-@pytest.fixture(scope="module")
-def tiny_llama(tmp_path_factory):
-    """A random 2-layer Llama with the MiniLM tokenizer and a minimal chat template."""
-    import torch
-    from transformers import AutoTokenizer, LlamaConfig, LlamaForCausalLM
-
-    folder = tmp_path_factory.mktemp("tiny-llama")
-    tokenizer = AutoTokenizer.from_pretrained(backbones.resolve("sentence-transformers/all-MiniLM-L6-v2"))
-    tokenizer.chat_template = (
-        "{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
-        "{% if add_generation_prompt %}assistant:{% endif %}"
-    )
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=101,
-        eos_token_id=102,
-    )
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
 
 
 def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypatch):
@@ -103,7 +72,7 @@ def test_cli_generates_valid_records_and_resumes(tiny_llama, tmp_path, monkeypat
     )
     assert main(args) == 0 and calls == []  # everything was done
     assert read_records(out / file_name("gsm8k", "test", model, "soft")) == records
-    assert main([*args, "--max-new-tokens", "5"]) == 1  # other settings: refused, not mixed
+    assert main([*args, "--max-new-tokens", "5"]) == 2  # other settings: refused, not mixed
 
 
 class Scripted:
@@ -120,25 +89,53 @@ class Scripted:
         return [self.outputs.pop(0) for _ in conversations]
 
 
+class Interrupted(Scripted):
+    """Stopped (Ctrl-C) in its call number ``after`` + 1."""
+
+    def __init__(self, outputs, after):
+        super().__init__(outputs)
+        self.after = after
+
+    def complete(self, conversations, max_tokens):
+        if len(self.calls) == self.after:
+            raise KeyboardInterrupt
+        return super().complete(conversations, max_tokens)
+
+
 def test_resume_from_a_partial_file_and_thinking(tmp_path):
     items = TASKS["math"].items("test", data_dir=DATA)
-    first = Scripted(["<think>halve it</think>\nFinal answer: 1/2", "x", "y"])
-    path = generate_file(first, TASKS["math"], items, "free", "test", "m", tmp_path, chunk_size=1)
-    records = read_records(path)
-    assert records[0]["candidate"] == "Final answer: 1/2"
-    assert records[0]["meta"]["raw"].startswith("<think>halve it</think>") and "raw" not in records[1]["meta"]
-    assert records[0]["question"] == items[0]["body"]  # free: no instruction
-    assert records[0]["references"] == ["\\frac{1}{2}"]
-    lines = [json.dumps(r) for r in records[:2]]
-    path.unlink()
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(lines[0] + "\n" + lines[1] + "\n" + lines[1][:20])  # interrupted mid-line
+    first = Interrupted(["<think>halve it</think>\nFinal answer: 1/2", "x", "y"], after=2)
+    with pytest.raises(KeyboardInterrupt):
+        generate_file(first, TASKS["math"], items, "free", "test", "m", tmp_path, chunk_size=1)
+    path = tmp_path / file_name("math", "test", "m", "free")
+    partial = path.with_name(path.name + ".partial.jsonl")
+    assert not path.exists() and len(partial.read_text().splitlines()) == 1 + 2  # a header, two answers
+    with open(partial, "a") as handle:
+        handle.write(partial.read_text().splitlines()[-1][:20])  # kill -9 in the middle of a line
     second = Scripted(["z"])
     generate_file(second, TASKS["math"], items, "free", "test", "m", tmp_path)
     assert second.calls == [[items[2]["body"]]] and not partial.exists()
-    assert [r["candidate"] for r in read_records(path)] == ["Final answer: 1/2", "x", "z"]
+    records = read_records(path)
+    assert [r["candidate"] for r in records] == ["Final answer: 1/2", "x", "z"]
+    assert records[0]["meta"]["raw"].startswith("<think>halve it</think>") and "raw" not in records[1]["meta"]
+    assert records[0]["question"] == items[0]["body"]  # free: no instruction
+    assert records[0]["references"] == ["\\frac{1}{2}"]
     with pytest.raises(RecordError, match="generated with"):
         generate_file(Scripted([]), TASKS["math"], items, "free", "test", "m", tmp_path, max_new_tokens=7)
+
+
+def test_a_resume_after_an_item_changed_is_refused(tmp_path):
+    items = TASKS["math"].items("test", data_dir=DATA)
+    with pytest.raises(KeyboardInterrupt):
+        generate_file(Interrupted(["a", "b", "c"], after=1), TASKS["math"], items, "free", "test", "m", tmp_path, 9, 1)
+    partial = tmp_path / (file_name("math", "test", "m", "free") + ".partial.jsonl")
+    before = partial.read_bytes()
+    edited = [dict(items[0], references=["7"]), *items[1:]]
+    with pytest.raises(RecordError, match=r"partial\.jsonl:2: .* was generated from another question or references"):
+        generate_file(Scripted(["x", "y", "z"]), TASKS["math"], edited, "free", "test", "m", tmp_path, 9)
+    assert partial.read_bytes() == before
+    with pytest.raises(RecordError, match=r"partial\.jsonl: generated with .*write to another folder"):
+        generate_file(Scripted(["x", "y", "z"]), TASKS["math"], items, "free", "test", "m", tmp_path, 10)
 
 
 def test_split_thinking():

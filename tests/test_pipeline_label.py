@@ -142,11 +142,11 @@ def test_label_file_resumes_after_an_interruption(tmp_path):
     path = tmp_path / "out" / "math.jsonl"
     with pytest.raises(KeyboardInterrupt):
         label_file(LLMTeacher("t", backend=Interrupted(["Verdict: True"])), MATH, path, chunk_size=1)
-    assert not path.exists() and len(path.with_name("math.jsonl.partial").read_text().splitlines()) == 2
+    assert not path.exists() and len(path.with_name("math.jsonl.partial.jsonl").read_text().splitlines()) == 1 + 2
     rest = ScriptedBackend(["Verdict: False"])
     rows = label_file(LLMTeacher("t", backend=rest), MATH, path, chunk_size=1)
     assert [r["label"] for r in rows] == [1, 1, 0, 0] and len(rest.seen) == 2  # two from the partial file
-    assert read_records(path) == rows and not path.with_name("math.jsonl.partial").exists()
+    assert read_records(path) == rows and not path.with_name("math.jsonl.partial.jsonl").exists()
     assert label_file(LLMTeacher("t", backend=ScriptedBackend([])), MATH, path) == rows  # nothing left to do
     with pytest.raises(RecordError, match="another teacher"):
         label_file(make_teacher("rule:math-verify"), MATH, path)

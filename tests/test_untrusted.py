@@ -221,7 +221,7 @@ def test_strict_stops_at_the_first_failing_row_and_a_rerun_resumes(boxed, tmp_pa
     assert f"stopped (--strict); the rows scored before it are kept in {partial_path(out)}" in err
     assert not out.exists()
     kept = rows_of(partial_path(out))
-    assert kept[0]["bertjudge"] == "bertjudge partial score file" and [r["row"]["id"] for r in kept[1:]] == ["r0", "r1"]
+    assert kept[0]["bertjudge"] == "bertjudge partial file" and kept[0]["kind"] == "score" and [r["row"]["id"] for r in kept[1:]] == ["r0", "r1"]
     code, stdout, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
     assert code == 1 and "(6 rows, 2 from the partial file of an earlier run; 2 failed)" in stdout
     assert err.startswith("bertjudge judge: 2 of 6 rows could not be scored") and f"first: {src}:3: row 'r2'" in err
@@ -369,7 +369,7 @@ def test_garbage_in_the_middle_of_the_partial_file_is_an_error_naming_its_line(i
     partial.write_text(lines[0] + "\n" + json.dumps({"id": "r0", "score": 1.0}) + "\n")
     code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
     assert code == 2 and err == (
-        f"bertjudge judge: {partial}:2: not a scored row (the partial file is corrupted); "
+        f"bertjudge judge: {partial}:2: not a row of a partial score file (the partial file is corrupted); "
         "rerun with --restart to score every row again"
     )
 

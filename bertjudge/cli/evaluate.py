@@ -32,7 +32,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--judge", nargs="+", required=True, help=f"'regex', 'contains', exported judge folders, zoo names, {SPEC_HELP}"
     )
-    p.add_argument("--output", required=True, help="folder for report.md, report.json and plots")
+    p.add_argument(
+        "--output",
+        required=True,
+        help="folder for report.md, report.json, plots and scores/<judge>.jsonl (each judge's per-row scores, "
+        "written as they are done: an interrupted run resumes)",
+    )
     p.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
     p.add_argument(
@@ -42,6 +47,12 @@ def parser() -> argparse.ArgumentParser:
         help="bootstrap resamples of questions (a question's answers are drawn together; default 1000)",
     )
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="score every row again, dropping what an interrupted run left in OUTPUT/scores/ (by default a "
+        "rerun resumes from it)",
+    )
     add_precision_flag(p)
     p.add_argument(
         "--wandb",
@@ -72,7 +83,14 @@ def run(args: argparse.Namespace) -> int:
         if args.precision != "fp32":
             apply_precision(list(judges.values())[-1], args.precision, records)
     print(f"scoring {len(records)} records with {', '.join(judges)}", file=sys.stderr)
-    scored = run_judges(judges, records, batch_size=args.batch_size, progress=True)
+    scored = run_judges(
+        judges,
+        records,
+        batch_size=args.batch_size,
+        progress=True,
+        scores_dir=Path(args.output) / "scores",
+        restart=args.restart,
+    )
     report = build_report(
         records,
         scored["scores"],

@@ -89,22 +89,19 @@ def run(args: argparse.Namespace) -> int:
     for task, items in work:
         for variant in args.variant:
             for temperature in args.temperature:
-                try:
-                    path = generate.generate_file(
-                        backend,
-                        task,
-                        items,
-                        variant,
-                        args.split,
-                        model_name,
-                        Path(args.output),
-                        args.max_new_tokens,
-                        args.chunk_size,
-                        progress=not args.no_progress,
-                        temperature=temperature,
-                        seed=args.seed,
-                    )
-                except RecordError as err:  # an output made with other settings: found only now
-                    raise CommandError(str(err)) from err
+                path = generate.generate_file(
+                    backend,
+                    task,
+                    items,
+                    variant,
+                    args.split,
+                    model_name,
+                    Path(args.output),
+                    args.max_new_tokens,
+                    args.chunk_size,
+                    progress=not args.no_progress,
+                    temperature=temperature,
+                    seed=args.seed,
+                )
                 print(f"{task.name}/{variant}/t={temperature:g}: {len(items)} items → {path}")
     return 0

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 
 from bertjudge.cli.common import CommandError
 from bertjudge.cli.precision import CHECK_ROWS, add_precision_flag, apply_precision
-from bertjudge.core.records import read_records
+from bertjudge.core.records import iter_located
 from bertjudge.evaluation.scoring import check_paths, score_file
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.routing import SPEC_HELP, format_routing
@@ -50,9 +51,8 @@ def run(args: argparse.Namespace) -> int:
     check_paths(args.input, args.output)  # before the judge is loaded or anything is written
     judge = Judge.load(args.judge)
     if args.precision != "fp32":
-        apply_precision(
-            judge, args.precision, read_records(args.input)[:CHECK_ROWS] if args.precision == "auto" else []
-        )
+        first = itertools.islice(iter_located(args.input), CHECK_ROWS if args.precision == "auto" else 0)
+        apply_precision(judge, args.precision, [rec for _, _, rec in first])
     summary = score_file(
         judge,
         args.input,

@@ -2,23 +2,71 @@
 
 ``class_path`` is the registry: any ``JudgeModule`` subclass is a model. After ``fit`` the best
 checkpoint is tested on the test sources (when given) and exported as a judge folder.
+
+An interrupted ``fit`` (Ctrl-C, ``kill -9``, a lost machine) resumes when the same command is run again:
+where a ``ModelCheckpoint`` keeps ``last.ckpt`` (``save_last: true``), ``fit`` continues from it —
+weights, optimizer, schedule, and the epoch's batches not yet trained on — provided the configuration
+and the data are those of the interrupted run (``ResumeGuard``); ``--restart true`` starts over.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import sys
 from argparse import ArgumentError
 from pathlib import Path
 
+from lightning.pytorch.callbacks import Callback
 from lightning.pytorch.cli import LightningCLI
 
 from bertjudge.cli.common import CommandError
-from bertjudge.core.records import RecordError
+from bertjudge.core.records import RecordError, row_hash
 from bertjudge.data.datamodule import JudgeDataModule
 from bertjudge.judges.base import JudgeModule
 from bertjudge.train.calibrate import calibrate
+
+
+class ResumeGuard(Callback):
+    """Keeps in every checkpoint what the run depends on (its configuration and the rows of its data), so
+    that ``fit`` resumes only the run that wrote ``last.ckpt``; ``enforce`` is set when resuming."""
+
+    def __init__(self, fingerprint: str, checkpoint: Path | None = None):
+        self.fingerprint, self.checkpoint, self.enforce = fingerprint, checkpoint, False
+
+    def state_dict(self) -> dict:
+        return {"fingerprint": self.fingerprint}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        if self.enforce and state_dict.get("fingerprint") != self.fingerprint:
+            raise CommandError(
+                f"{self.checkpoint}: the last checkpoint of a run with another configuration or other data; "
+                "rerun with --restart true to start over (or --ckpt_path to continue from it on purpose)",
+                usage=True,
+            )
+
+
+NOT_THE_RUN = ("ckpt_path", "restart", "config", "export_dir", "test_after_fit")  # options a resume may change
+
+
+def run_fingerprint(config, records: dict[str, list[dict]]) -> str:
+    """sha256 of a ``fit``'s configuration (but ``NOT_THE_RUN``) and of every train and val row."""
+    options = {k: v for k, v in config.as_dict().items() if k not in NOT_THE_RUN}
+    digest = hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode())
+    for split in ("train", "val"):
+        for rec in records.get(split, []):
+            digest.update(row_hash(rec).encode())
+    return digest.hexdigest()
+
+
+def last_checkpoint(trainer) -> Path | None:
+    """The ``last.ckpt`` that a ``ModelCheckpoint`` with ``save_last`` and a ``dirpath`` keeps."""
+    for callback in trainer.checkpoint_callbacks:
+        if callback.save_last and callback.dirpath:
+            return Path(callback.dirpath) / f"{callback.CHECKPOINT_NAME_LAST}{callback.FILE_EXTENSION}"
+    return None
 
 
 class JudgeCLI(LightningCLI):
@@ -55,6 +103,29 @@ class JudgeCLI(LightningCLI):
             default=True,
             help="after fit, fit the judge's temperature on data.val (saved in judge.json)",
         )
+        parser.add_argument(
+            "--restart",
+            type=bool,
+            default=False,
+            help="fit: start over instead of resuming from the last.ckpt of an interrupted run (by default the "
+            "same command resumes from it)",
+        )
+
+    def before_fit(self) -> None:
+        """Resume an interrupted run of this command from its ``last.ckpt`` (or start over, ``--restart``)."""
+        config = self.config_init[self.subcommand]
+        last = last_checkpoint(self.trainer)
+        guard = ResumeGuard(run_fingerprint(self.config[self.subcommand], getattr(self, "data_read_ahead", {})), last)
+        self.trainer.callbacks.append(guard)
+        if config.get("ckpt_path") is not None or last is None or not last.exists():
+            return
+        if config.get("restart"):
+            last.unlink()
+            print(f"starting over: removed {last}", file=sys.stderr)
+            return
+        config["ckpt_path"] = str(last)
+        guard.enforce = True
+        print(f"resuming the interrupted run from {last} (--restart true starts over)", file=sys.stderr)
 
     def after_fit(self) -> None:
         """Best checkpoint -> temperature on val -> test metrics -> export (rank 0)."""
@@ -92,6 +163,9 @@ class JudgeCLI(LightningCLI):
             )
         if metrics:
             print(metrics_table(metrics))
+        last = last_checkpoint(trainer)
+        if last is not None and last.exists():
+            last.unlink()  # the run is over: the same command trains anew rather than resuming it
 
     def after_test(self) -> None:
         if self.trainer.is_global_zero:

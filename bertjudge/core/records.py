@@ -212,21 +212,28 @@ def iter_raw(path: str | os.PathLike) -> Iterator[tuple[str, Any]]:
     yield from (_iter_parquet if path.suffix == ".parquet" else _iter_jsonl)(path)
 
 
+def iter_located(path: str | os.PathLike) -> Iterator[tuple[str, dict, dict]]:
+    """(file:line, raw row, normalized record) of a JSONL or Parquet file, streamed: a bad row or a
+    duplicate id is a ``RecordError`` naming the file and line when it is reached (only the ids are
+    kept, so a file of millions of rows is read in bounded memory)."""
+    seen: dict[str, str] = {}  # id -> its place after "FILE:" (the line, or "row N" of a Parquet file)
+    prefix = len(str(Path(path))) + 1
+    for where, obj in iter_raw(path):
+        rec = normalize(obj, where)
+        first = seen.setdefault(rec["id"], where[prefix:])
+        if first != where[prefix:]:
+            raise RecordError(f"{where}: duplicate id {rec['id']!r} (first at {where[:prefix]}{first})")
+        yield where, obj, rec
+
+
 def read_located(path: str | os.PathLike) -> list[tuple[str, dict, dict]]:
     """(file:line, raw row, normalized record) of a JSONL or Parquet file, validated as a whole.
 
     Refuses a missing, empty or bad file, and duplicate ids, naming the file and line.
     """
-    path = Path(path)
-    rows, seen = [], {}
-    for where, obj in iter_raw(path):
-        rec = normalize(obj, where)
-        if rec["id"] in seen:
-            raise RecordError(f"{where}: duplicate id {rec['id']!r} (first at {seen[rec['id']]})")
-        seen[rec["id"]] = where
-        rows.append((where, obj, rec))
+    rows = list(iter_located(path))
     if not rows:
-        raise RecordError(f"{path}: empty file, no records")
+        raise RecordError(f"{Path(path)}: empty file, no records")
     return rows
 
 
@@ -243,52 +250,61 @@ def read_records(path: str | os.PathLike) -> list[dict]:
     return [rec for _, rec in read_with_raw(path)]
 
 
-def read_partial(path: Path) -> dict[str, dict]:
-    """Rows (by id) of the append-only ``.partial`` file of an interrupted resumable run.
+def iter_appended(path: str | os.PathLike, size: int | None = None) -> Iterator[tuple[str, Any]]:
+    """``(file:line, parsed object)`` of each complete line of an append-only JSONL file of a resumable
+    run, streamed, strictly: only the first ``size`` bytes are read (default: up to the last newline;
+    a last line without its newline was cut by ``kill -9``, a crash or a full disk, and is left out, to be
+    done again). An unreadable line before it (garbage in the middle) is a ``RecordError`` naming the
+    file and line. A missing file has no lines."""
+    path = Path(path)
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise RecordError(f"{path}: not a file")
+    if size is None:
+        size = complete_size(path)
+    with open(path, "rb") as handle:
+        done = 0
+        for lineno, line in enumerate(handle, 1):
+            done += len(line)
+            if done > size or not line.endswith(b"\n"):
+                return
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                yield where, json.loads(line.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise RecordError(f"{where}: not UTF-8 text (the file is corrupted)") from None
+            except json.JSONDecodeError as err:
+                raise RecordError(
+                    f"{where}: invalid JSON ({err.msg} at column {err.colno}); the file is corrupted"
+                ) from None
 
-    A line cut by the interruption is skipped, so that its row is done again.
-    """
-    done = {}
-    if path.exists():
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                done[row["id"]] = row
-    return done
+
+def complete_size(path: str | os.PathLike) -> int:
+    """The bytes of a file up to its last newline: what follows was cut by an interruption (0 for a
+    missing file)."""
+    path = Path(path)
+    if not path.is_file():
+        return 0
+    with open(path, "rb") as handle:
+        position = handle.seek(0, os.SEEK_END)
+        while position > 0:
+            start = max(0, position - (1 << 16))
+            handle.seek(start)
+            newline = handle.read(position - start).rfind(b"\n")
+            if newline >= 0:
+                return start + newline + 1
+            position = start
+    return 0
 
 
 def read_appended(path: str | os.PathLike) -> tuple[list[tuple[str, Any]], int]:
-    """The complete lines of an append-only JSONL file of a resumable run, strictly.
-
-    Returns ``(file:line, parsed object)`` per complete line and the number of bytes they take. A last
-    line without its newline (cut by ``kill -9``, a crash or a full disk) is left out, to be done again;
-    truncate the file to the returned size before appending to it. An unreadable line before the last
-    (garbage in the middle) is a ``RecordError`` naming the file and line. A missing file has no lines.
-    """
-    path = Path(path)
-    if not path.exists():
-        return [], 0
-    if not path.is_file():
-        raise RecordError(f"{path}: not a file")
-    data = path.read_bytes()
-    complete = data.rfind(b"\n") + 1  # bytes up to the last newline; what follows was cut
-    rows = []
-    for lineno, line in enumerate(data[:complete].split(b"\n")[:-1], 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{lineno}"
-        try:
-            rows.append((where, json.loads(line.decode("utf-8"))))
-        except UnicodeDecodeError:
-            raise RecordError(f"{where}: not UTF-8 text (the file is corrupted)") from None
-        except json.JSONDecodeError as err:
-            raise RecordError(
-                f"{where}: invalid JSON ({err.msg} at column {err.colno}); the file is corrupted"
-            ) from None
-    return rows, complete
+    """The complete lines of an append-only JSONL file (``iter_appended``) and the bytes they take:
+    truncate the file to that size before appending to it."""
+    size = complete_size(path)
+    return list(iter_appended(path, size)), size
 
 
 def atomic_path(path: Path):

@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader, Sampler
 
 from bertjudge.core.collate import Collator
 from bertjudge.core.records import RecordError
+from bertjudge.data.error_types import row_error_index
 from bertjudge.data.sources import load_sources
 
 ANY = "*"
@@ -61,7 +62,7 @@ class LengthGroupedSampler(Sampler[int]):
     def __init__(self, lengths: list[int], batch_size: int, seed: int = 0, group: int = 50, easy_first: float = 0.0):
         self.lengths, self.batch_size, self.seed, self.group = np.asarray(lengths), batch_size, seed, group
         self.easy_first = easy_first
-        self.passes = 0
+        self.passes, self.skip = 0, 0
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -78,6 +79,11 @@ class LengthGroupedSampler(Sampler[int]):
         batches = np.split(order, range(self.batch_size, len(order), self.batch_size))
         return [int(i) for b in rng.permutation(len(batches)) for i in batches[b]]
 
+    def resume(self, passes: int, rows_done: int) -> None:
+        """Continue pass ``passes`` after its first ``rows_done`` rows (a run resumed from a checkpoint
+        saved in the middle of an epoch): the rows already trained on are not drawn again, none is left out."""
+        self.passes, self.skip = passes, rows_done
+
     def __iter__(self):
         rng = np.random.default_rng((self.seed, self.passes))
         rows = np.arange(len(self.lengths))
@@ -88,7 +94,8 @@ class LengthGroupedSampler(Sampler[int]):
         else:
             order = self._grouped(rows, rng)
         self.passes += 1
-        yield from order
+        skip, self.skip = self.skip, 0
+        yield from order[skip:]
 
 
 class JudgeDataModule(L.LightningDataModule):
@@ -214,6 +221,19 @@ class JudgeDataModule(L.LightningDataModule):
         attacks = {(r.get("meta") or {}).get("attack") for rows in self.records.values() for r in rows}
         self.attack_names = sorted((attacks - {None}) | set(self.attack_names))
 
+    def _error_targets(self, split: str):
+        """``row_error_index`` (the error-type targets) when the judge has an error-type head, else None. Every
+        row's type is worked out here first, so a bad ``meta.error_type`` fails now, naming ``data.<split>``,
+        rather than at the batch that holds it."""
+        if not getattr(self.trainer.lightning_module, "error_type_names", None):
+            return None
+        try:
+            for record in self.records[split]:
+                row_error_index(record)
+        except RecordError as err:
+            raise RecordError(f"data.{split}: {err}") from None
+        return row_error_index
+
     def _loader(self, split: str, train: bool = False) -> DataLoader:
         encoder = self.trainer.lightning_module.encoder
         records = self.records[split]
@@ -224,12 +244,23 @@ class JudgeDataModule(L.LightningDataModule):
             if train
             else None
         )
+        loop = self.trainer.fit_loop
+        if train and loop.restarting:  # resumed from a checkpoint saved mid-epoch: skip the batches done
+            sampler.resume(
+                self.trainer.current_epoch, loop.epoch_loop.batch_progress.current.completed * self.batch_size
+            )
         return DataLoader(
             records,
             batch_size=self.batch_size if train else self.eval_batch_size,
             sampler=sampler,
             num_workers=self.num_workers,
-            collate_fn=Collator(encoder, self.task_names, self.attack_names, references=1 if train else None),
+            collate_fn=Collator(
+                encoder,
+                self.task_names,
+                self.attack_names,
+                references=1 if train else None,
+                error_type=self._error_targets(split),
+            ),
             persistent_workers=self.num_workers > 0,
         )
 
@@ -244,4 +275,9 @@ class JudgeDataModule(L.LightningDataModule):
         return loaders if len(loaders) > 1 else loaders[0]
 
     def predict_dataloader(self) -> DataLoader:
-        return self._loader("predict")
+        rows, processes = len(self.records["predict"]), self.trainer.world_size
+        if rows < processes:  # Lightning gives every process at least one row (and asserts otherwise)
+            raise RecordError(
+                f"data.predict: {rows} rows for {processes} processes; predict on {rows} devices or fewer"
+            )
+        return self._loader("predict")  # no sampler: the split's order, which ScoreFileWriter's merge relies on

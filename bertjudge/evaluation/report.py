@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -19,9 +20,13 @@ from scipy.stats import kendalltau, rankdata
 
 from bertjudge.core import stats
 from bertjudge.core.calibration import calibrated
-from bertjudge.core.records import RecordError
+from bertjudge.core.error_types import ERROR_TYPES
+from bertjudge.core.records import RecordError, row_hash
+from bertjudge.core.resumable import PartialFile, changed_keys, shown_keys
+from bertjudge.data.error_types import row_error_type
 from bertjudge.data.sources import load_source
 from bertjudge.evaluation import plots as plots_module
+from bertjudge.evaluation.scoring import judge_fingerprint
 from bertjudge.judges.interface import BaseJudge
 
 GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data file a record came from
@@ -95,6 +100,115 @@ def _tau(x: list[float], y: list[float]) -> float:
     if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
         return math.nan
     return float(kendalltau(x, y).statistic)
+
+
+# ---------------------------------------------------------------- error types
+def error_type_report(records: list[dict], rows: list[dict] | None) -> dict | None:
+    """How a judge's error-type head (the ``error_type`` of its details rows) agrees with the rows' known
+    types (``data.error_types.row_error_type``; rows of unknown type are left out): per type the rows
+    labelled and predicted, precision and recall; the confusion matrix (labelled type x predicted type);
+    the accuracy over every typed row and over those whose verdict agrees with the label (the head's
+    own share, apart from the verdict's errors: a wrong verdict forces a type of the other side). None
+    when the details carry no error type or no row's type is known."""
+    if not rows or "error_type" not in rows[0]:
+        return None
+    pairs, verdict_right = [], []
+    for rec, row in zip(records, rows):
+        truth = row_error_type(rec)
+        if truth is None or row.get("error_type") is None:
+            continue
+        pairs.append((truth, row["error_type"]))
+        verdict_right.append(row.get("verdict") is not None and bool(row["verdict"]) == (rec["label"] == 1))
+    if not pairs:
+        return None
+    names = list(ERROR_TYPES) + sorted({p for _, p in pairs} - set(ERROR_TYPES))  # a saved head's other names
+    index = {name: i for i, name in enumerate(names)}
+    confusion = np.zeros((len(names), len(names)), dtype=int)
+    np.add.at(confusion, ([index[t] for t, _ in pairs], [index[p] for _, p in pairs]), 1)
+    hits, labelled, predicted = np.diag(confusion), confusion.sum(axis=1), confusion.sum(axis=0)
+    agree = np.array([t == p for t, p in pairs])
+    verdict_right = np.array(verdict_right)
+    return {
+        "n": len(pairs),
+        "n_unknown": len(records) - len(pairs),
+        "accuracy": float(agree.mean()),
+        "accuracy_where_verdict_right": float(agree[verdict_right].mean()) if verdict_right.any() else math.nan,
+        "types": names,
+        "per_type": {
+            name: {
+                "labelled": int(labelled[i]),
+                "predicted": int(predicted[i]),
+                "precision": float(hits[i] / predicted[i]) if predicted[i] else math.nan,
+                "recall": float(hits[i] / labelled[i]) if labelled[i] else math.nan,
+            }
+            for i, name in enumerate(names)
+        },
+        "confusion": confusion.tolist(),
+    }
+
+
+def _shown_types(section: dict) -> list[int]:
+    """The indices of the types a table or plot shows: those labelled or predicted at least once."""
+    confusion = np.asarray(section["confusion"])
+    return [i for i in range(len(section["types"])) if confusion[i].sum() or confusion[:, i].sum()]
+
+
+def error_type_markdown(judges: dict) -> list[str]:
+    """The report's "Error types" section: per judge with an error-type head, precision and recall per type
+    and the confusion matrix, over the rows whose type is known. Empty when no judge has one."""
+    lines = []
+    for name, res in judges.items():
+        section = res.get("error_types")
+        if not section:
+            continue
+        if not lines:
+            lines += [
+                "## Error types",
+                "",
+                "The kind of error each judge's error-type head names, against the type of the rows that have one "
+                "(the corpus's candidate kinds, or a row's `meta.error_type`); rows of unknown type are left out. "
+                "The head's type agrees with the verdict, so a wrong verdict also makes a wrong type.",
+                "",
+            ]
+        shown = _shown_types(section)
+        types = [section["types"][i] for i in shown]
+        confusion = np.asarray(section["confusion"])
+        rows = [
+            [t, s["labelled"], s["predicted"], _f(s["precision"]), _f(s["recall"])]
+            for t in types
+            for s in [section["per_type"][t]]
+        ]
+        lines += [
+            f"### {name}",
+            "",
+            f"{section['n']} rows of a known type ({section['n_unknown']} unknown); type accuracy "
+            f"{_f(section['accuracy'])}, {_f(section['accuracy_where_verdict_right'])} where the verdict is right.",
+            "",
+            *_table(["type", "labelled", "predicted", "precision", "recall"], rows),
+            "Confusion (rows: labelled type, columns: predicted type):",
+            "",
+            *_table(
+                ["labelled \\ predicted", *types],
+                [[t, *(int(confusion[i, j]) for j in shown)] for t, i in zip(types, shown)],
+            ),
+        ]
+    return lines
+
+
+def error_type_plots(report: dict, out: Path) -> dict[str, Path]:
+    """A confusion-matrix plot per judge with an error-type section, ``error-types-<judge>.png`` in ``out``."""
+    plots = {}
+    for name, res in report["judges"].items():
+        section = res.get("error_types")
+        if not section:
+            continue
+        shown = _shown_types(section)
+        confusion = np.asarray(section["confusion"])[np.ix_(shown, shown)]
+        file = out / ("error-types-" + (re.sub(r"[^\w.-]+", "_", name).strip("_") or "judge") + ".png")
+        plots[f"error types ({name})"] = plots_module.plot_confusion(
+            confusion, [section["types"][i] for i in shown], file, title=f"Error types: {name}"
+        )
+    return plots
 
 
 # ---------------------------------------------------------------- the report
@@ -219,6 +333,9 @@ def build_report(
                 for g in sorted(set(values))
             }
         result["leaderboard"] = _leaderboard(records, labels, verdicts, unparsed)
+        error_types = error_type_report(records, rows)
+        if error_types is not None:
+            result["error_types"] = error_types
         if not np.isin(score, (0.0, 1.0)).all():  # probabilistic judge
             grid = np.linspace(0, 1, 101)
             best, best_acc = stats.best_threshold(score, labels)
@@ -523,6 +640,7 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
             "",
             *_table(["attack", "n", *names], rows),
         ]
+    lines += error_type_markdown(judges)
     if plots:
         lines += ["## Plots", "", *(f"![{title}]({file})" for title, file in plots.items()), ""]
     return "\n".join(lines)
@@ -558,6 +676,7 @@ def write_report(report: dict, out: str | Path) -> dict[str, Path]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plots = {"leaderboards": _plot_leaderboards(report, out / "leaderboards.png")}
+    plots.update(error_type_plots(report, out))
     probabilistic = {n: res["calibration"] for n, res in report["judges"].items() if "calibration" in res}
     if probabilistic:
         plots["reliability"] = plots_module.plot_reliability(
@@ -592,19 +711,83 @@ def load_labelled(specs: list[str]) -> list[dict]:
     return records
 
 
-def run_judges(judges: dict[str, BaseJudge], records: list[dict], batch_size: int = 32, progress: bool = False) -> dict:
+def run_judges(
+    judges: dict[str, BaseJudge],
+    records: list[dict],
+    batch_size: int = 32,
+    progress: bool = False,
+    scores_dir: str | Path | None = None,
+    restart: bool = False,
+    chunk_size: int = 1024,
+) -> dict:
     """Score ``records`` with each judge, one pass each. Returns the keyword arguments of
     ``build_report`` besides the records: ``scores``, ``details``, ``thresholds``, ``uncalibrated``
-    (the scores of trained judges before temperature and bias) and ``routing`` (routing judges)."""
+    (the scores of trained judges before temperature and bias) and ``routing`` (routing judges).
+
+    With ``scores_dir``, each judge's per-row details are written to ``scores_dir/<judge>.jsonl``,
+    resumably (``core.resumable.PartialFile``, ``chunk_size`` rows at a time): a rerun after an
+    interruption scores only the rows not done, and refuses rows scored by a judge that changed since
+    or from a labelled row that changed (``restart`` starts over). A routing judge's routing counts then
+    cover the rows scored in this run (the report says how many were resumed)."""
     out = {"scores": {}, "details": {}, "thresholds": {}, "uncalibrated": {}, "routing": {}}
     for key, judge in judges.items():
-        rows = judge.details(records, progress=progress, batch_size=batch_size)
+        if scores_dir is None:
+            rows, resumed = judge.details(records, progress=progress, batch_size=batch_size), 0
+        else:
+            rows, resumed = _resumable_details(
+                key, judge, records, batch_size, progress, scores_dir, restart, chunk_size
+            )
         out["details"][key] = rows
         out["scores"][key] = np.array([np.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
         if rows and "logit" in rows[0]:
             out["uncalibrated"][key] = calibrated(np.array([row["logit"] for row in rows]))
         described = judge.describe()
         if "routing" in described:
-            out["routing"][key] = described["routing"]
+            out["routing"][key] = {**described["routing"], "resumed_rows_not_counted": resumed}
         out["thresholds"][key] = float(judge.threshold)
     return out
+
+
+def scores_file(scores_dir: str | Path, key: str) -> Path:
+    """Where ``evaluate`` writes a judge's per-row details: ``<dir>/<judge key, file-safe>.jsonl``."""
+    return Path(scores_dir) / (re.sub(r"[^\w.-]+", "_", key).strip("_") + ".jsonl")
+
+
+def _resumable_details(
+    key: str, judge, records: list[dict], batch_size: int, progress: bool, scores_dir, restart: bool, chunk_size: int
+) -> tuple[list[dict], int]:
+    """A judge's details of ``records`` through its partial file; and how many rows were resumed."""
+    settings = {"judge": judge.name, "fingerprint": judge_fingerprint(judge)}
+    hint = "rerun with --restart to score every row again"
+    rows: list[dict] = []
+    with PartialFile(scores_file(scores_dir, key), "evaluate", settings, restart, hint) as partial:
+        if partial.stored_settings not in (None, settings):
+            changed = changed_keys(partial.stored_settings.get("fingerprint") or {}, settings["fingerprint"])
+            raise partial.refuse(
+                str(partial.path),
+                f"the judge {key!r} changed since these rows were scored ({shown_keys(changed)} differ)",
+            )
+        for where, entry in partial.entries():
+            rec = records[len(rows)] if len(rows) < len(records) else None
+            if rec is None or entry["row"]["id"] != rec["id"] or entry["row_hash"] != row_hash(rec):
+                raise partial.refuse(where, f"row {entry['row']['id']!r} is not the labelled row at its place any more")
+            rows.append({k: v for k, v in entry["row"].items() if k != "id"})
+        resumed = len(rows)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(records), initial=resumed, desc=f"scoring with {key}", unit="row")
+        try:
+            for start in range(resumed, len(records), chunk_size):
+                chunk = records[start : start + chunk_size]
+                done = judge.details(chunk, batch_size=batch_size)
+                partial.append((row_hash(rec), {"id": rec["id"], **row}) for rec, row in zip(chunk, done))
+                rows += done
+                if bar is not None:
+                    bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+        partial.commit()
+    return rows, resumed

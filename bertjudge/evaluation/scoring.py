@@ -6,44 +6,47 @@ Each output row is the input row (every field kept) plus ``id`` (when it had non
 ``unparsed: true``, and a row the judge failed on (an exception) has them null and an ``error``
 (the exception's type and message) instead of stopping the run.
 
-Scored rows are appended to ``OUT.partial.jsonl`` as they are done; a rerun after an interruption
-(Ctrl-C, ``kill -9``) skips them, and the final file replaces the partial one in one rename. The
-partial file starts with a header line holding the judge's fingerprint (``judge_fingerprint``: the
-sha256 of its folder's files, its calibration and format), and keeps with each row the hash of the
-whole input row (``records.row_hash``): a rerun with another judge or with an edited row is refused
-(``restart=True`` starts over). A last line cut by ``kill -9`` is done again; garbage before it is an
-error naming the line.
+Scored rows are appended to ``OUT.partial.jsonl`` (``core.resumable.PartialFile``) as they are done; a
+rerun after an interruption (Ctrl-C, ``kill -9``) skips them, and the final file replaces the partial
+one in one rename. The partial file's header holds the judge's fingerprint (``judge_fingerprint``: the
+sha256 of its folder's files, its calibration and format), and each row the hash of the whole input row
+(``records.row_hash``): a rerun with another judge or with an edited row is refused (``restart=True``
+starts over).
+
+The input is streamed twice (once to validate every row before anything is scored, once to score it) and
+the output is streamed from the partial file, so memory does not grow with the file: a million-row
+JSONL is judged in bounded memory. (A Parquet output is built in memory: Arrow needs its columns whole.)
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from bertjudge.core.errors import BertJudgeError
-from bertjudge.core.records import (
-    RecordError,
-    input_hash,
-    read_appended,
-    read_located,
-    row_hash,
-    write_records,
-)
+from bertjudge.core.records import RecordError, input_hash, iter_located, row_hash
+from bertjudge.core.resumable import PartialFile, changed_keys, partial_path, shown_keys
 from bertjudge.judges.interface import verdict_fields
 from bertjudge.judges.routing import CascadeJudge
 
-try:  # one writer per partial file (POSIX)
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+__all__ = [
+    "RowFailed",
+    "ScoreSummary",
+    "check_paths",
+    "error_text",
+    "judge_fingerprint",
+    "partial_path",
+    "score_file",
+    "score_isolated",
+]
 
-PARTIAL_FORMAT = "bertjudge partial score file"
-PARTIAL_VERSION = 2
 SCORING_FIELDS = ("unparsed", "error")  # written by scoring when they apply: never kept from an input row
 FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)  # stop the run; any other exception fails a row
 RESTART_HINT = "rerun with --restart to score every row again"
@@ -51,10 +54,6 @@ RESTART_HINT = "rerun with --restart to score every row again"
 
 class RowFailed(BertJudgeError, RuntimeError):
     """``strict=True``: a row the judge could not score stopped the run (the partial file is kept)."""
-
-
-class ScoringError(BertJudgeError, RuntimeError):
-    """A partial file that another run is writing."""
 
 
 @dataclass
@@ -70,12 +69,6 @@ class ScoreSummary:
 
     def __fspath__(self) -> str:
         return str(self.output)
-
-
-def partial_path(output: str | os.PathLike) -> Path:
-    """The append-only file of rows scored so far: ``OUT.partial.jsonl``."""
-    output = Path(output)
-    return output.with_name(output.name + ".partial.jsonl")
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -145,11 +138,7 @@ def judge_fingerprint(judge) -> dict[str, str]:
     return {"class": _class_path(judge), "name": judge.name, "config": _digest(config)}
 
 
-# --- the partial file -----------------------------------------------------------------------------
-def _header(judge_name: str, fingerprint: dict[str, str]) -> dict:
-    return {"bertjudge": PARTIAL_FORMAT, "version": PARTIAL_VERSION, "judge": judge_name, "fingerprint": fingerprint}
-
-
+# --- resuming ----------------------------------------------------------------------------------------
 def _changed_fields(stored: dict, raw: dict) -> list[str]:
     """The input fields of a stored output row that differ from the input row now."""
     added = {"id", "score", "verdict", "judge", "input_hash", *SCORING_FIELDS}
@@ -157,109 +146,36 @@ def _changed_fields(stored: dict, raw: dict) -> list[str]:
     return [key for key in keys if stored.get(key) != raw.get(key)]
 
 
-def _load_partial(
-    partial: Path, lines: list, located: list, judge_name: str, fingerprint: dict[str, str]
-) -> dict[str, dict]:
-    """Rows (by id) already scored by an interrupted run, from the complete lines of its partial file;
-    refused if the judge, or any field of a row, changed since."""
-    if not lines:
-        return {}
-    where, header = lines[0]
-    if not (isinstance(header, dict) and header.get("bertjudge") == PARTIAL_FORMAT):
-        raise RecordError(
-            f"{where}: not a partial score file of this version of bertjudge (no header line); {RESTART_HINT}"
-        )
-    if header.get("version") != PARTIAL_VERSION or not isinstance(header.get("fingerprint"), dict):
-        raise RecordError(
-            f"{where}: a partial score file of another version of bertjudge "
-            f"(version {header.get('version')!r}); {RESTART_HINT}"
-        )
-    old = header["fingerprint"]
-    changed = [key for key in dict.fromkeys([*old, *fingerprint]) if old.get(key) != fingerprint.get(key)]
+def _check_judge(partial: PartialFile, judge_name: str, fingerprint: dict[str, str]) -> None:
+    """Refuse to resume rows scored by another judge, or by this one before a change."""
+    stored = partial.stored_settings
+    if stored is None:
+        return
+    changed = changed_keys(stored.get("fingerprint") or {}, fingerprint)
     if changed:
-        who = (
-            f"judge {header.get('judge')!r}, now {judge_name!r}"
-            if header.get("judge") != judge_name
-            else f"judge {judge_name!r}"
+        before = stored.get("judge")
+        who = f"judge {before!r}, now {judge_name!r}" if before != judge_name else f"judge {judge_name!r}"
+        raise partial.refuse(
+            str(partial.path),
+            f"the judge changed since these rows were scored ({who}: {shown_keys(changed)} differ)",
         )
-        shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
-        raise RecordError(
-            f"{partial}: the judge changed since these rows were scored ({who}: {shown} differ); {RESTART_HINT}"
-        )
-    current = {rec["id"]: (place, raw, row_hash(rec)) for place, raw, rec in located}
-    done, first = {}, {}
-    for where, line in lines[1:]:
-        if not (
-            isinstance(line, dict)
-            and isinstance(line.get("row"), dict)
-            and isinstance(line["row"].get("id"), str)
-            and isinstance(line.get("row_hash"), str)
-        ):
-            raise RecordError(f"{where}: not a scored row (the partial file is corrupted); {RESTART_HINT}")
-        row = line["row"]
-        rid = row["id"]
-        if rid in first:
-            raise RecordError(
-                f"{where}: row {rid!r} is there twice (first at line {first[rid]}); the partial file "
-                f"is corrupted; {RESTART_HINT}"
-            )
-        first[rid] = where.rpartition(":")[2]
-        if rid not in current:
-            raise RecordError(f"{where}: row {rid!r} is no longer in the input; {RESTART_HINT}")
-        place, raw, digest = current[rid]
-        if line["row_hash"] != digest:
-            fields = _changed_fields(row, raw)
-            what = f"field(s) {', '.join(map(repr, fields))} changed" if fields else "the row changed"
-            raise RecordError(f"{where}: row {rid!r} was scored from other input ({place}: {what}); {RESTART_HINT}")
-        if row.get("judge") != judge_name:
-            raise RecordError(
-                f"{where}: row {rid!r} was scored by judge {row.get('judge')!r}, not {judge_name!r}; {RESTART_HINT}"
-            )
-        done[rid] = row
-    return done
 
 
-class _PartialFile:
-    """The partial file, open for appending: locked against a second writer, cut back to its complete
-    lines, with its header written when new."""
-
-    def __init__(self, path: Path, restart: bool):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        self.handle = None
-        try:
-            if fcntl is not None:
-                try:
-                    fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    raise ScoringError(
-                        f"{path}: another run is writing this partial file; wait for it or write to another output"
-                    ) from None
-            if restart:
-                os.ftruncate(self.fd, 0)
-        except BaseException:
-            os.close(self.fd)
-            raise
-
-    def open_for_append(self, size: int, header: dict) -> None:
-        os.ftruncate(self.fd, size)  # drop a last line cut by an interruption: its row is done again
-        os.lseek(self.fd, 0, os.SEEK_END)
-        self.handle = os.fdopen(self.fd, "a", encoding="utf-8")
-        if size == 0:
-            self.write([header])
-
-    def write(self, objects: list[dict]) -> None:
-        """Append whole lines, flushed and synced: an interruption leaves at most the last line cut."""
-        self.handle.write("".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in objects))
-        self.handle.flush()
-        os.fsync(self.handle.fileno())
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()  # closes the descriptor, and so releases the lock
-        else:
-            os.close(self.fd)
+def _check_entry(partial: PartialFile, where: str, entry: dict, current, ids: set, judge_name: str) -> None:
+    """An entry of the partial file must be the input row at the same place, unchanged."""
+    row = entry["row"]
+    rid = row["id"]
+    if rid not in ids:
+        raise partial.refuse(where, f"row {rid!r} is no longer in the input")
+    place, raw, rec = current if current is not None else (None, None, None)
+    if rec is None or rec["id"] != rid:
+        raise partial.refuse(where, f"row {rid!r} is not at the same place in the input (its rows were reordered)")
+    if entry["row_hash"] != row_hash(rec):
+        fields = _changed_fields(row, raw)
+        what = f"field(s) {', '.join(map(repr, fields))} changed" if fields else "the row changed"
+        raise partial.refuse(where, f"row {rid!r} was scored from other input ({place}: {what})")
+    if row.get("judge") != judge_name:
+        raise partial.refuse(where, f"row {rid!r} was scored by judge {row.get('judge')!r}, not {judge_name!r}")
 
 
 # --- scoring ----------------------------------------------------------------------------------------
@@ -294,6 +210,31 @@ def score_isolated(judge, records: list[dict], batch_size: int) -> list[float | 
     return out
 
 
+def _scan(path: str | os.PathLike) -> set[str]:
+    """Validate every row of the input (a bad row or a duplicate id is refused before anything is
+    scored); the ids of its rows."""
+    ids = {rec["id"] for _, _, rec in iter_located(path)}
+    if not ids:
+        raise RecordError(f"{Path(path)}: empty file, no records")
+    return ids
+
+
+def _chunks(rows: Iterator, size: int) -> Iterator[list]:
+    while chunk := list(itertools.islice(rows, size)):
+        yield chunk
+
+
+@dataclass
+class _Failures:
+    count: int = 0
+    first: str | None = None
+
+    def add(self, where: str, row: dict) -> None:
+        if row.get("error") is not None and row.get("score") is None:
+            self.count += 1
+            self.first = self.first or f"{where}: row {row['id']!r}: {row['error']}"
+
+
 def score_file(
     judge,
     input_path: str | Path,
@@ -317,35 +258,37 @@ def score_file(
         raise ValueError(f"chunk_size must be a whole number of at least 1, got {chunk_size!r}")
     output = Path(output_path)
     check_paths(input_path, output)
-    located = read_located(input_path)  # validates the whole file before anything is written
+    ids = _scan(input_path)
     judge_name = judge.name
     fingerprint = judge_fingerprint(judge)
-    partial = partial_path(output)
-    file = _PartialFile(partial, restart)
-    try:
-        lines, size = read_appended(partial)
-        done = _load_partial(partial, lines, located, judge_name, fingerprint)
-        file.open_for_append(size, _header(judge_name, fingerprint))
-        resumed = len(done)
-        todo = [(where, raw, rec) for where, raw, rec in located if rec["id"] not in done]
+    failures, resumed = _Failures(), 0
+    with PartialFile(
+        output, "score", {"judge": judge_name, "fingerprint": fingerprint}, restart, RESTART_HINT
+    ) as partial:
+        _check_judge(partial, judge_name, fingerprint)
+        rows = iter_located(input_path)
+        for where, entry in partial.entries():
+            current = next(rows, None)
+            _check_entry(partial, where, entry, current, ids, judge_name)
+            failures.add(current[0], entry["row"])
+            resumed += 1
         bar = None
         if progress:
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(located), initial=len(located) - len(todo), desc=f"judging {input_path}", unit="row")
+            bar = tqdm(total=len(ids), initial=resumed, desc=f"judging {input_path}", unit="row")
         try:
-            for start in range(0, len(todo), chunk_size):
-                chunk = todo[start : start + chunk_size]
+            for chunk in _chunks(rows, chunk_size):
                 results = score_isolated(judge, [rec for _, _, rec in chunk], batch_size)
-                lines_out = []
+                entries = []
                 for (where, raw, rec), result in zip(chunk, results):
                     if isinstance(result, BaseException):
                         if strict:
-                            file.write(lines_out)
+                            partial.append(entries)
                             raise RowFailed(
                                 f"{where}: row {rec['id']!r} could not be scored by {judge_name} "
                                 f"({error_text(result)}); stopped (--strict); the rows scored before "
-                                f"it are kept in {partial}"
+                                f"it are kept in {partial.path}"
                             ) from result
                         fields = {"score": None, "verdict": None, "error": error_text(result)}
                     else:
@@ -357,22 +300,13 @@ def score_file(
                         "judge": judge_name,
                         "input_hash": input_hash(rec),
                     }
-                    done[rec["id"]] = row
-                    lines_out.append({"row_hash": row_hash(rec), "row": row})
-                file.write(lines_out)
+                    failures.add(where, row)
+                    entries.append((row_hash(rec), row))
+                partial.append(entries)
                 if bar is not None:
                     bar.update(len(chunk))
         finally:
             if bar is not None:
                 bar.close()
-        write_records(output, [done[rec["id"]] for _, _, rec in located])
-        partial.unlink()
-    finally:
-        file.close()
-    failures = [
-        (where, rec["id"], done[rec["id"]]["error"])
-        for where, _, rec in located
-        if done[rec["id"]].get("error") is not None and done[rec["id"]].get("score") is None
-    ]
-    first = f"{failures[0][0]}: row {failures[0][1]!r}: {failures[0][2]}" if failures else None
-    return ScoreSummary(output, len(located), resumed, len(failures), first)
+        partial.commit()
+    return ScoreSummary(output, len(ids), resumed, failures.count, failures.first)

@@ -9,17 +9,18 @@ thinking as candidate (an unfinished thought leaves an empty candidate); the raw
 
 One file per task, split, model, variant and temperature: ``OUTPUT/<task>.<split>.<model>.<variant>.jsonl``
 (``….<variant>.t0.7.jsonl`` when sampled). Each record's id derives from task, item, model, variant and
-temperature, so a rerun skips what is done: answers are
-appended to ``<file>.partial`` as they come, and the final file replaces it in one rename.
+temperature, so a rerun skips what is done: answers are appended to ``<file>.partial.jsonl``
+(``core.resumable.PartialFile``) as they come, and the final file replaces it in one rename. A rerun
+with other generation settings, or after an item's question or references changed, is refused.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
-from bertjudge.core.records import RecordError, make_id, read_partial, read_records, write_records
+from bertjudge.core.records import RecordError, make_id, read_records, row_hash
+from bertjudge.core.resumable import PartialFile
 from bertjudge.judges import backbones
 from bertjudge.judges.backends import OpenAIBackend, TransformersBackend
 from bertjudge.pipeline.tasks import Task, digest
@@ -90,16 +91,29 @@ def file_name(task: str, split: str, model: str, variant: str, temperature: floa
     return f"{task}.{split}.{model.replace('/', '--')}.{variant}{sampled}.jsonl"
 
 
-def _previous(path: Path, partial: Path, settings: dict) -> dict[str, dict]:
-    """Records already generated (final file, then the partial one); refused if made with other settings."""
+def _previous(path: Path, settings: dict) -> dict[str, dict]:
+    """Records of an earlier run's final file; refused if made with other settings."""
     done = {rec["id"]: rec for rec in read_records(path)} if path.exists() else {}
-    done.update(read_partial(partial))
     for rec in done.values():
         if rec["meta"].get("generation") != settings:
             raise RecordError(
                 f"{path}: {rec['id']} was generated with {rec['meta'].get('generation')}, not "
-                f"{settings}; write to another folder or delete {path} and {partial}"
+                f"{settings}; write to another folder or delete {path}"
             )
+    return done
+
+
+def _resume(partial: PartialFile, settings: dict, made_from: dict[str, str]) -> dict[str, dict]:
+    """Records of an interrupted run's partial file; refused if generated with other settings or from an
+    item whose question or references changed since."""
+    if partial.stored_settings not in (None, settings):
+        raise partial.refuse(str(partial.path), f"generated with {partial.stored_settings}, not {settings}")
+    done = {}
+    for where, entry in partial.entries():
+        rid = entry["row"]["id"]
+        if rid in made_from and made_from[rid] != entry["row_hash"]:
+            raise partial.refuse(where, f"{rid} was generated from another question or references than its item's now")
+        done[rid] = entry["row"]
     return done
 
 
@@ -132,20 +146,23 @@ def generate_file(
     }
     salt = f"t{temperature:g}" if temperature > 0 else ""  # greedy ids are those of earlier versions
     path = out / file_name(task.name, split, model_name, variant, temperature)
-    partial = path.with_name(path.name + ".partial")
-    done = _previous(path, partial, settings)
-    todo = []
+    done = _previous(path, settings)
+    todo, made_from = [], {}
     for item in items:
         rec_id = make_id(task.name, item["item"], model_name, variant, salt)
+        question = task.question(item["body"], variant)
+        made_from[rec_id] = row_hash({"question": question, "references": item["references"]})
         if rec_id not in done:
-            todo.append((rec_id, item, task.question(item["body"], variant)))
-    bar = None
-    if progress and todo:
-        from tqdm.auto import tqdm
+            todo.append((rec_id, item, question))
+    hint = f"write to another folder, or delete {path.name}.partial.jsonl to generate again"
+    with PartialFile(path, "generate", settings, hint=hint) as partial:
+        done.update(_resume(partial, settings, made_from))
+        todo = [job for job in todo if job[0] not in done]
+        bar = None
+        if progress and todo:
+            from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(todo), desc=f"{task.name}/{variant}", unit="answer")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(partial, "a", encoding="utf-8") as handle:
+            bar = tqdm(total=len(todo), desc=f"{task.name}/{variant}", unit="answer")
         for start in range(0, len(todo), chunk_size):
             chunk = todo[start : start + chunk_size]
             conversations = [[{"role": "user", "content": q}] for _, _, q in chunk]
@@ -154,6 +171,7 @@ def generate_file(
                 if temperature > 0
                 else backend.complete(conversations, max_new_tokens)
             )
+            entries = []
             for (rec_id, item, question), raw in zip(chunk, outputs, strict=True):
                 candidate, thought = split_thinking(raw)
                 meta = {
@@ -176,13 +194,14 @@ def generate_file(
                     "split": split,
                     "meta": meta,
                 }
-                handle.write(json.dumps(done[rec_id], ensure_ascii=False) + "\n")
-            handle.flush()
+                entries.append((made_from[rec_id], done[rec_id]))
+            partial.append(entries)
             if bar is not None:
                 bar.update(len(chunk))
-    if bar is not None:
-        bar.close()
-    if done:
-        write_records(path, done.values())
-    partial.unlink()
+        if bar is not None:
+            bar.close()
+        if done:
+            partial.commit(done.values())
+        else:
+            partial.path.unlink()
     return path

@@ -23,13 +23,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bertjudge.core.extract import final_answer, normalize_answer
-from bertjudge.core.records import (
-    RecordError,
-    is_record_file,
-    read_partial,
-    read_records,
-    write_records,
-)
+from bertjudge.core.records import RecordError, input_hash, is_record_file, read_records, row_hash
+from bertjudge.core.resumable import PartialFile
 from bertjudge.judges.backends import OpenAIBackend, PromptedJudge, TransformersBackend
 from bertjudge.judges.prompt import PROMPT_VERSION
 from bertjudge.judges.regex import RegexJudge, math_equal
@@ -189,25 +184,50 @@ def label_records(teacher, records: list[dict]) -> list[dict]:
     return out
 
 
-def label_file(teacher, records: list[dict], path: Path, chunk_size: int = 256) -> list[dict]:
-    """Label ``records`` into ``path``, resumably: rows are appended to ``<path>.partial`` as they
-    are labelled, and an output already labelled by this teacher is kept."""
-    partial = path.with_name(path.name + ".partial")
-    done = {rec["id"]: rec for rec in read_records(path)} if path.exists() else {}
-    done.update(read_partial(partial))
+def _settings(teacher) -> dict:
+    """What a teacher's labels depend on: its provenance without the time, and a human teacher's labels."""
+    settings = {key: value for key, value in teacher.provenance().items() if key != "timestamp"}
+    if isinstance(teacher, HumanTeacher):
+        settings["labels"] = row_hash(teacher.labels)
+    return settings
+
+
+def _previous(teacher, records: list[dict], path: Path) -> dict[str, dict]:
+    """Rows of an earlier run's final file, kept if this teacher labelled them from the same input."""
+    if not path.exists():
+        return {}
+    done = {rec["id"]: rec for rec in read_records(path)}
     if any(row["label_source"] != teacher.source for row in done.values()):
         raise RecordError(f"{path}: labelled by another teacher; choose another output folder or delete it")
-    todo = [rec for rec in records if rec["id"] not in done]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(partial, "a", encoding="utf-8") as handle:
+    for rec in records:
+        if rec["id"] in done and input_hash(done[rec["id"]]) != input_hash(rec):
+            raise RecordError(f"{path}: {rec['id']} was labelled from another question, candidate or references")
+    return done
+
+
+def label_file(teacher, records: list[dict], path: Path, chunk_size: int = 256) -> list[dict]:
+    """Label ``records`` into ``path``, resumably: rows are appended to ``<path>.partial.jsonl`` as they
+    are labelled (``core.resumable.PartialFile``), and an output already labelled by this teacher from
+    the same input is kept. A resume with another teacher, or after an input row changed, is refused."""
+    done = _previous(teacher, records, path)
+    settings = _settings(teacher)
+    made_from = {rec["id"]: row_hash(rec) for rec in records}
+    hint = f"choose another output folder, or delete {path.name}.partial.jsonl to label again"
+    with PartialFile(path, "label", settings, hint=hint) as partial:
+        if partial.stored_settings not in (None, settings):
+            raise partial.refuse(str(partial.path), "labelled by another teacher (or the same one set up otherwise)")
+        for where, entry in partial.entries():
+            rid = entry["row"]["id"]
+            if rid in made_from and made_from[rid] != entry["row_hash"]:
+                raise partial.refuse(where, f"{rid} was labelled from another input row than the one there now")
+            done[rid] = entry["row"]
+        todo = [rec for rec in records if rec["id"] not in done]
         for start in range(0, len(todo), chunk_size):
-            for row in label_records(teacher, todo[start : start + chunk_size]):
-                done[row["id"]] = row
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-            handle.flush()
-    rows = [done[rec["id"]] for rec in records]
-    write_records(path, rows)
-    partial.unlink()
+            rows = label_records(teacher, todo[start : start + chunk_size])
+            done.update((row["id"], row) for row in rows)
+            partial.append((made_from[row["id"]], row) for row in rows)
+        rows = [done[rec["id"]] for rec in records]
+        partial.commit(rows)
     return rows
 
 
