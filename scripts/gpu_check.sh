@@ -5,7 +5,8 @@
 #   fit-1gpu   the paper's recipe (configs/trainer/ddp.yaml + configs/paper/eurobert-210m.yaml) on 1 GPU in
 #              bf16-mixed for --steps optimizer steps (default 300, effective batch 32) on the embedded corpus
 #   fit-ddp2   the same on 2 GPUs with DDP (skipped where fewer than 2 are visible)
-#   predict    LightningCLI `predict` of the best checkpoint in bf16-mixed, writing a score file
+#   predict    LightningCLI `predict` of the best checkpoint in bf16-mixed, writing a score file (on 2 GPUs with DDP
+#              where 2 are visible: each process writes its shard, the first merges them in input order)
 #   inference  the exported judge through InferenceEngine (bertjudge/judges/inference.py) in fp32 and bf16 on
 #              the GPU: rows/s, verdict agreement with fp32, largest score difference
 #   bench      `bench run` on the GPU in bf16: FLOPs, latency p50/p95, throughput, peak memory of the trained
@@ -305,16 +306,20 @@ PREDICT=(predict --config configs/paper/eurobert-210m.yaml --trainer.accelerator
          --trainer.precision=bf16-mixed --trainer.logger=false --trainer.enable_progress_bar=false
          "--trainer.default_root_dir=$OUT/predict" "--model.init_args.backbone=$BACKBONE"
          "--ckpt_path=$OUT/fit-1gpu/checkpoints/best.ckpt" "--data.predict=[$TEST]"
-         --trainer.callbacks+=bertjudge.evaluation.scoring.ScoreFileWriter "--trainer.callbacks.output=$OUT/predict.jsonl")
+         --trainer.callbacks+=bertjudge.evaluation.predict_writer.ScoreFileWriter "--trainer.callbacks.output=$OUT/predict.jsonl")
 JUDGE=$OUT/fit-1gpu/run/judge
 
+if [ $DRY = 1 ]; then
+  NGPU=2  # the dry run validates the calls of a 2-GPU machine
+else
+  NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)')
+fi
+[ "$NGPU" -ge 2 ] && PREDICT+=(--trainer.devices=2 --trainer.strategy=ddp)  # a shard per GPU, merged in input order
 if [ $DRY = 1 ]; then
   echo "gpu_check.sh --dry-run: $STEPS steps; nothing is trained. Validating the helpers and the LightningCLI calls:"
   "$PY" -m py_compile "$H"/*.py || { echo "a helper does not compile" >&2; exit 1; }
   "$PY" "$H/validate.py" fit-1gpu "${FIT1[@]}" ---- fit-ddp2 "${FIT2[@]}" ---- predict "${PREDICT[@]}" || exit 1
-  NGPU=2
 else
-  NGPU=$("$PY" -c 'import torch; print(torch.cuda.device_count() if torch.cuda.is_available() else 0)')
   if [ "$NGPU" = 0 ]; then
     echo "gpu_check.sh: no CUDA GPU is visible; on a CPU machine run scripts/gpu_check.sh --dry-run" >&2
     exit 2
