@@ -27,7 +27,9 @@ class Collator:
     apart (``references: each``) gives several sequences per record; ``owner`` then names each
     sequence's record (the fields other than the token tensors stay one per record). ``references``
     caps how many references are read (training reads 1: the one sharing most words with the answer,
-    which a max over references would mostly pick, at one sequence per row).
+    which a max over references would mostly pick, at one sequence per row). ``error_type``, a function of
+    a record to its index in ``core.error_types.ERROR_TYPES`` (-1: unknown; ``data.error_types.row_error_index``),
+    adds the ``error_type`` targets of an error-type head to each batch.
     """
 
     def __init__(
@@ -36,8 +38,9 @@ class Collator:
         task_names: list[str] | None = None,
         attack_names: list[str] | None = None,
         references: int | None = None,
+        error_type=None,
     ):
-        self.encoder, self.references = encoder, references
+        self.encoder, self.references, self.error_type = encoder, references, error_type
         self.task_index = {name: i for i, name in enumerate(task_names or [])}
         self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
 
@@ -47,6 +50,8 @@ class Collator:
         input_ids, attention_mask = pad_batch(self.encoder.encode_many(sequences), self.encoder.pad_id)
         labels = [-1 if r["label"] is None else r["label"] for r in records]
         extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
+        if self.error_type is not None:
+            extra["error_type"] = torch.tensor([self.error_type(r) for r in records], dtype=torch.long)
         return {
             **extra,
             "input_ids": input_ids,

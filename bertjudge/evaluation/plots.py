@@ -1,8 +1,11 @@
-"""Figures of a report: reliability diagrams and accuracy against the threshold (matplotlib, Agg)."""
+"""Figures of a report: reliability diagrams, accuracy against the threshold and confusion matrices
+(matplotlib, Agg)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import numpy as np
 
 
 def _figure():
@@ -37,6 +40,42 @@ def plot_threshold_curves(curves: dict[str, tuple], path: str | Path, title: str
         ax.plot(thresholds, accuracy, label=name)
     ax.set(xlabel="threshold", ylabel="accuracy", xlim=(0, 1), title=title)
     ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_confusion(
+    confusion, names: list[str], path: str | Path, title: str = "Error types", xlabel: str = "predicted type"
+) -> Path:
+    """Plot a confusion matrix (rows: the labelled class, columns: the predicted one) with its counts;
+    the colour is the share of the row, so a rare class's errors show as plainly as a common one's."""
+    counts = np.asarray(confusion, dtype=float)
+    shares = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    size = 2.5 + 0.45 * len(names)
+    fig, ax = plt.subplots(figsize=(size, size), dpi=120)
+    ax.imshow(shares, cmap="Blues", vmin=0, vmax=1)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if counts[i, j]:
+                ax.text(
+                    j,
+                    i,
+                    f"{int(counts[i, j])}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if shares[i, j] > 0.5 else "black",
+                )
+    ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set(xlabel=xlabel, ylabel="labelled type", title=title)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)

@@ -287,12 +287,19 @@ def build_report(
     ``thresholds[judge]`` the verdict threshold (default 0.5); ``rho`` the label–human agreement rate;
     ``uncalibrated[judge]`` the judge's scores before its temperature (T=1), to compare calibration;
     ``routing[judge]`` a routing judge's summary (``bertjudge.judges.routing``), reported with the
-    accuracy on the rows each stage decided (from the ``stage`` of its ``details`` rows).
+    accuracy on the rows each stage decided (from the ``stage`` of its ``details`` rows). Where the records are in
+    more than one language (``meta.language``, default "en"), each judge's result has ``by_language`` too.
     """
     if any(r.get("label") is None for r in records):
         raise ValueError("build_report needs a label on every record")
     labels = np.array([r["label"] for r in records], dtype=float)
     groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS}
+    # meta.language as its ISO 639-1 code ("fr-CA" → "fr"), "en" when a row names none (as extract.language_of reads it)
+    languages = np.array(
+        [str((r.get("meta") or {}).get("language") or "en").lower().replace("_", "-").split("-")[0] for r in records]
+    )
+    if len(set(languages)) > 1:  # by_language only where rows are in several languages: one-language reports unchanged
+        groups["language"] = languages
     # the bootstrap's clusters: the answers to one question (a row without a question is its own)
     questions = np.array(
         [" ".join(r["question"].split()) if r.get("question") else f"\0row {i}" for i, r in enumerate(records)]
@@ -487,7 +494,8 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
             if "calibration" in judges[n]
         ]
         lines += ["## ECE by data file", "", ECE_NOTE, "", *_table(["judge", *files], rows)]
-    for grouping in GROUPINGS:
+    by_language = ["language"] if any("by_language" in res for res in judges.values()) else []
+    for grouping in (*GROUPINGS, *by_language):  # by language: only where the rows are in several languages
         keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]})
         rows = [
             [k, str(judges[names[0]][f"by_{grouping}"][k]["n"])]

@@ -251,8 +251,11 @@ class JudgeModule(BaseJudge, L.LightningModule):
         self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["ids"]))
         return loss
 
-    def _eval_step(self, batch: dict, split: str) -> None:
-        logits, labels = self.record_logits(batch), batch["labels"]
+    def _eval_step(self, batch: dict, split: str, logits: torch.Tensor | None = None) -> None:
+        """Log a batch's loss and update the split's metrics (``logits``: the record logits, when the
+        caller already ran the forward pass)."""
+        logits = self.record_logits(batch) if logits is None else logits
+        labels = batch["labels"]
         if (labels < 0).any():
             raise ValueError(f"{split} data has unlabelled rows (label null); label them or use predict")
         # a NaN logit is a judgment the judge could not give (an unparsed reasoning verdict):
@@ -386,6 +389,11 @@ class JudgeModule(BaseJudge, L.LightningModule):
         """Calibrated P(correct) for records, in input order."""
         logits = torch.from_numpy(self.logits_records(records, batch_size, progress))
         return self.probabilities(logits).numpy()
+
+    def error_types(self, records: list[dict], batch_size: int = 32, verdicts=None) -> list[dict] | None:
+        """Per record the kind of error named by an error-type head (``EncoderJudge(error_head=True)``);
+        None: this judge has no such head."""
+        return None
 
     def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
         """Per record: ``score`` (calibrated), ``verdict``, ``unparsed`` (False) and the raw ``logit``."""

@@ -1,15 +1,50 @@
-"""``EncoderJudge``: any Hugging Face encoder with a classification head, trained with BCE."""
+"""``EncoderJudge``: any Hugging Face encoder with a classification head, trained with BCE; optionally a
+second, error-type head beside it (``error_head``) that names the kind of error of a wrong answer."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
+import numpy as np
 import torch
+import torch.nn.functional as F
+from safetensors.torch import load_file, save_file
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from bertjudge.core.formats import Encoder, JudgeFormat
+from bertjudge.core.collate import pad_batch
+from bertjudge.core.error_types import CORRECT_TYPES, ERROR_TYPES
+from bertjudge.core.formats import Encoder, JudgeFormat, expand_references
+from bertjudge.core.judge_file import JUDGE_FILE, JudgeFileError
 from bertjudge.judges import backbones
-from bertjudge.judges.base import JudgeModule
+from bertjudge.judges.base import JudgeModule, check_safetensors
+from bertjudge.judges.inference import token_batches
+
+ERROR_HEAD_WEIGHTS = "error_head.safetensors"  # beside model.safetensors, which stays a plain HF classifier
+
+
+def score_layer_name(model) -> str:
+    """The name of the classifier's last Linear layer, the one that maps the pooled representation to the
+    labels (BERT's ``classifier``, RoBERTa's and MPNet's ``classifier.out_proj``): its input is the
+    representation the error-type head reads, whatever pooling the architecture does before it."""
+    names = [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.Linear) and module.out_features == model.config.num_labels
+    ]
+    if not names:
+        raise ValueError(f"{type(model).__name__}: no Linear layer with {model.config.num_labels} outputs")
+    return names[-1]
+
+
+def deciding_sequences(logits: torch.Tensor, owner: torch.Tensor, n: int) -> torch.Tensor:
+    """For each of ``n`` records, the index of its sequence with the largest logit (the one that decided
+    its verdict, as ``record_logits`` takes the max), given each sequence's record ``owner``."""
+    best = logits.new_full((n,), float("-inf")).scatter_reduce(0, owner, logits, reduce="amax", include_self=False)
+    positions = torch.arange(len(logits), device=logits.device)
+    candidates = torch.where(logits == best[owner], positions, len(logits))
+    first = torch.full((n,), len(logits), dtype=torch.long, device=logits.device)
+    return first.scatter_reduce(0, owner, candidates, reduce="amin", include_self=True)
 
 
 class EncoderJudge(JudgeModule):
@@ -26,6 +61,13 @@ class EncoderJudge(JudgeModule):
         attn_implementation: the attention kernel (``eager``, ``sdpa``; None: transformers'
             default). Measured on 2 CPU cores (MiniLM-L6, bf16, batch 16): with ``dropout: 0.0``,
             ``eager`` trains 1.4x faster than the default, whose CPU flash-attention backward is slow.
+        error_head: add a second head, a Linear layer on the representation the verdict's classifier
+            reads, with one output per ``core.error_types.ERROR_TYPES``, trained with cross-entropy on
+            the rows whose type is known (``data.error_types``; unknown rows are left out). The verdict
+            and its loss are those of a judge without it. Saved in ``error_head.safetensors``, its
+            names in judge.json's ``error_types``; ``error_types()`` and ``details()`` report it.
+        error_head_weight: the error-type loss's weight in the training loss (binary loss + weight x
+            error-type loss).
         **kwargs: the recipe and calibration arguments of ``JudgeModule``.
     """
 
@@ -46,10 +88,16 @@ class EncoderJudge(JudgeModule):
         threshold: float = 0.5,
         temperature: float = 1.0,
         bias: float = 0.0,
+        error_head: bool = False,
+        error_head_weight: float = 0.5,
     ):
         super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, threshold, temperature, bias)
         if num_labels not in (1, 2):
             raise ValueError(f"num_labels must be 1 or 2, got {num_labels}")
+        if isinstance(error_head_weight, bool) or not (
+            isinstance(error_head_weight, (int, float)) and math.isfinite(error_head_weight) and error_head_weight >= 0
+        ):
+            raise ValueError(f"error_head_weight must be a number of at least 0, got {error_head_weight!r}")
         self.save_hyperparameters(ignore=["format"])
         self.hparams["format"] = self.format.to_dict()
         path = backbones.resolve(backbone)
@@ -82,26 +130,225 @@ class EncoderJudge(JudgeModule):
         if self.format.reference_type and getattr(self.model.config, "type_vocab_size", 0) < 2:
             raise ValueError(f"{backbone} has no token types: set format.reference_type=false")
         self.provenance = {"backbone": backbone}
+        self.error_type_names: list[str] | None = None  # the head's output names; None: no error-type head
+        self.error_classifier: torch.nn.Linear | None = None
+        if error_head:
+            self._build_error_head(list(ERROR_TYPES))
 
-    def forward(self, batch: dict) -> torch.Tensor:
+    def _build_error_head(self, names: list[str]) -> None:
+        """A Linear layer from the verdict classifier's input (``score_layer_name``) to one logit per name."""
+        self._score_layer = score_layer_name(self.model)
+        hidden = self.model.get_submodule(self._score_layer).in_features
+        self.error_type_names = list(names)
+        self.error_classifier = torch.nn.Linear(hidden, len(names))
+
+    def _model_logits(self, batch: dict) -> torch.Tensor:
         extra = {"token_type_ids": self.encoder.token_types(batch["input_ids"])} if self.format.reference_type else {}
-        logits = self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **extra).logits
+        return self.model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], **extra).logits
+
+    @staticmethod
+    def _verdict_logit(logits: torch.Tensor) -> torch.Tensor:
         return logits[:, 0] if logits.shape[-1] == 1 else logits[:, 1] - logits[:, 0]
 
+    def forward(self, batch: dict) -> torch.Tensor:
+        return self._verdict_logit(self._model_logits(batch))
+
+    def forward_heads(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """One forward pass, both heads: the verdict logit and the error-type logits of each sequence. The
+        error-type head reads the input of the verdict's classifier layer, caught by a hook for this pass."""
+        if self.error_classifier is None:
+            raise ValueError("this judge has no error-type head (EncoderJudge(error_head=True))")
+        pooled: list[torch.Tensor] = []
+        layer = self.model.get_submodule(self._score_layer)
+        handle = layer.register_forward_pre_hook(lambda module, args: pooled.append(args[0]))
+        try:
+            logits = self._model_logits(batch)
+        finally:
+            handle.remove()
+        return self._verdict_logit(logits), self.error_classifier(pooled[0])
+
+    def record_heads(self, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+        """``forward_heads`` per record: where a record was read as several sequences (``owner``), the
+        largest verdict logit and the error-type logits of the sequence that gave it."""
+        logits, error_logits = self.forward_heads(batch)
+        owner = batch.get("owner")
+        if owner is None:
+            return logits, error_logits
+        best = deciding_sequences(logits, owner.to(logits.device), len(batch["ids"]))
+        return logits[best], error_logits[best]
+
+    # --- the error-type head in training -------------------------------------------------------
+    @staticmethod
+    def error_loss(error_logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Cross-entropy on the rows whose type is known (target >= 0); 0 (still a graph, so every
+        parameter gets a gradient under DDP) when the batch has none."""
+        known = targets >= 0
+        if not known.any():
+            return error_logits.sum() * 0.0
+        return F.cross_entropy(error_logits[known].float(), targets[known])
+
+    def _error_targets(self, batch: dict) -> torch.Tensor:
+        if "error_type" not in batch:
+            raise ValueError(
+                "the error-type head needs error-type targets in each batch: train it with JudgeDataModule "
+                "(its Collator gets data.error_types.row_error_index)"
+            )
+        return batch["error_type"]
+
+    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
+        if self.error_classifier is None:
+            return super().training_step(batch, batch_idx)
+        logits, error_logits = self.record_heads(batch)
+        binary = F.binary_cross_entropy_with_logits(logits, batch["labels"])
+        error = self.error_loss(error_logits, self._error_targets(batch))
+        n = len(batch["ids"])
+        # train/loss stays the verdict's loss, comparable with judges without the head
+        self.log("train/loss", binary, prog_bar=True, batch_size=n)
+        self.log("train/error_loss", error, batch_size=n)
+        return binary + self.hparams.error_head_weight * error
+
+    def _eval_heads(self, batch: dict, split: str) -> None:
+        """The verdict's metrics (``_eval_step``) and, on the rows of a known type, the error-type head's
+        loss and accuracy, from one forward pass."""
+        logits, error_logits = self.record_heads(batch)
+        self._eval_step(batch, split, logits)
+        targets = batch.get("error_type")
+        known = targets >= 0 if targets is not None else None
+        if known is None or not known.any():
+            return
+        log = dict(sync_dist=True, add_dataloader_idx=False, batch_size=int(known.sum()))
+        self.log(f"{split}/error_loss", self.error_loss(error_logits, targets), **log)
+        accuracy = (error_logits[known].argmax(-1) == targets[known]).float().mean()
+        self.log(f"{split}/error_acc", accuracy, **log)
+
+    def validation_step(self, batch: dict, batch_idx: int) -> None:
+        if self.error_classifier is None:
+            return super().validation_step(batch, batch_idx)
+        self._eval_heads(batch, "val")
+
+    def test_step(self, batch: dict, batch_idx: int, dataloader_idx: int = 0) -> None:
+        if self.error_classifier is None:
+            return super().test_step(batch, batch_idx, dataloader_idx)
+        self._eval_heads(batch, self._test_suites()[dataloader_idx])
+
+    # --- the error-type head in scoring ----------------------------------------------------------
+    @torch.inference_mode()
+    def _head_outputs(self, records: list[dict], batch_size: int) -> tuple[np.ndarray, np.ndarray]:
+        """Per record, the verdict logit and the error-type probabilities of the sequence that decided it,
+        in fp32 on the judge's device. A pass of its own: the inference engine (``judges/inference.py``)
+        returns one logit per sequence, so the head's outputs do not come through it; this pass batches
+        the same way (``token_batches`` to a token budget)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        sequences, owner = expand_references(records, self.format)
+        ids = self.encoder.encode_many(sequences)
+        logits = np.empty(len(ids), dtype=np.float64)
+        errors = np.empty((len(ids), len(self.error_type_names)), dtype=np.float64)
+        device, was_training = next(self.parameters()).device, self.training
+        self.eval()
+        try:
+            for idx in token_batches(
+                [len(row) for row in ids], self.token_budget or batch_size * self.format.max_length
+            ):
+                input_ids, attention_mask = pad_batch([ids[i] for i in idx], self.encoder.pad_id)
+                verdict, error = self.forward_heads(
+                    {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
+                )
+                logits[idx] = verdict.float().cpu().numpy()
+                errors[idx] = error.float().softmax(-1).cpu().numpy()
+        finally:
+            self.train(was_training)
+        owner = torch.as_tensor(owner, dtype=torch.long)
+        best = deciding_sequences(torch.from_numpy(logits), owner, len(records)).numpy()
+        return logits[best], errors[best]
+
+    def error_types(self, records: list[dict], batch_size: int = 32, verdicts=None) -> list[dict] | None:
+        """Per record ``{"error_type": name, "error_type_prob": p}``, or None when the judge has no head.
+
+        The type agrees with the verdict: for a row judged correct it is the likelier of ``none`` and
+        ``format_only``, for one judged wrong the likeliest of the other types, and ``p`` is the head's
+        probability of it given that verdict (its softmax over the verdict's types). ``verdicts`` are the
+        verdicts to agree with (those of a ``details`` or score-file pass); by default this pass's own
+        (fp32: in another precision mode a verdict at the threshold may differ from the engine's)."""
+        if self.error_classifier is None:
+            return None
+        if not records:
+            return []
+        logits, probs = self._head_outputs(records, batch_size)
+        if verdicts is None:
+            verdicts = self.probabilities(torch.from_numpy(logits)).numpy() >= self.threshold
+        if len(verdicts) != len(records):
+            raise ValueError(f"{len(verdicts)} verdicts for {len(records)} records")
+        correct = np.array([name in CORRECT_TYPES for name in self.error_type_names])
+        rows = []
+        for p, verdict in zip(probs, verdicts):
+            allowed = np.ones_like(correct) if verdict is None else correct if verdict else ~correct
+            if not allowed.any():  # a saved head without types of this verdict
+                allowed = np.ones_like(correct)
+            k = int(np.argmax(np.where(allowed, p, -1.0)))
+            rows.append({"error_type": self.error_type_names[k], "error_type_prob": float(p[k] / p[allowed].sum())})
+        return rows
+
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+        """``JudgeModule.details``; with an error-type head, also ``error_type`` and ``error_type_prob``
+        (``error_types``, agreeing with these rows' verdicts; a second forward pass)."""
+        rows = super().details(records, progress=progress, batch_size=batch_size)
+        if self.error_classifier is None:
+            return rows
+        types = self.error_types(records, batch_size, verdicts=[row["verdict"] for row in rows])
+        return [{**row, **fields} for row, fields in zip(rows, types)]
+
+    # --- export ----------------------------------------------------------------------------------
     def save_weights(self, folder: Path) -> None:
         self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
+        if self.error_classifier is not None:
+            state = {k: v.detach().float().cpu().contiguous() for k, v in self.error_classifier.state_dict().items()}
+            save_file(state, str(Path(folder) / ERROR_HEAD_WEIGHTS))
+
+    def _load_error_head(self, folder: Path, names) -> None:
+        """Build the error-type head of the saved ``names`` (judge.json's ``error_types``) and load its weights;
+        a bad list, a missing or damaged file or weights of another shape are a ``JudgeFileError``."""
+        if (
+            not isinstance(names, list)
+            or not names
+            or not all(isinstance(n, str) and n for n in names)
+            or len(set(names)) != len(names)
+        ):
+            raise JudgeFileError(
+                f"{folder / JUDGE_FILE}: 'error_types' must be a list of distinct names, got {names!r}"
+            )
+        path = folder / ERROR_HEAD_WEIGHTS
+        check_safetensors(path)
+        self._build_error_head(names)
+        state = load_file(str(path))
+        expected = {k: tuple(v.shape) for k, v in self.error_classifier.state_dict().items()}
+        found = {k: tuple(v.shape) for k, v in state.items()}
+        if found != expected:
+            raise JudgeFileError(
+                f"{path}: tensors {found} do not fit an error-type head of {len(names)} types on this model "
+                f"(expected {expected})"
+            )
+        self.error_classifier.load_state_dict(state)
 
     @classmethod
     def from_config(cls, folder: Path, config: dict, saved: JudgeFormat, model_config: dict) -> EncoderJudge:
-        return cls(
+        names = config.get("error_types")  # only a judge with an error-type head says it
+        judge = cls(
             backbone=str(folder),
             format=saved,
             num_labels=config.get("num_labels", 1),
             threshold=config["threshold"],
             temperature=config["temperature"],
             bias=config.get("bias", 0.0),
+            error_head=names is not None,
         )
+        if names is not None:
+            judge._load_error_head(folder, names)
+        return judge
 
     def judge_config(self) -> dict:
-        return {**super().judge_config(), "num_labels": self.hparams.num_labels}
+        config = {**super().judge_config(), "num_labels": self.hparams.num_labels}
+        if self.error_type_names is not None:
+            config["error_types"] = list(self.error_type_names)
+        return config
