@@ -30,6 +30,7 @@ KINDS = [
     "contains",
     "hybrid",
     "cascade",
+    "by-category",
 ]
 
 
@@ -57,6 +58,7 @@ def specs(tiny_backbone, tiny_lm, tmp_path_factory):
         "contains": "contains",
         "hybrid": f"hybrid:{root / 'encoder'}",
         "cascade": f"cascade:{root / 'encoder'}?band=0.3,0.7",
+        "by-category": f"by-category:{root / 'encoder'}?multiple_choice=regex&open_math=contains",
     }
 
 

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from bertjudge.core.records import normalize, write_records
+from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.regex import RegexJudge
-from bertjudge.judges.routing import CascadeJudge, HybridJudge, short_spec
+from bertjudge.judges.routing import ByCategoryJudge, CascadeJudge, HybridJudge, short_spec
 
 MC_QUESTION = "Which one?\nA. red\nB. blue\nC. green"
 UNPARSED = [
@@ -233,3 +234,49 @@ def test_evaluate_and_judge_commands(folders, tmp_path, capsys):
     np.testing.assert_allclose([row["score"] for row in out], expected, atol=1e-6)
     assert out[0]["judge"] == "hybrid(encoder)"
     assert f"routing of {len(records)} rows: rules {2 / len(records):.1%}" in capsys.readouterr().err
+
+
+class Watched(BaseJudge):
+    """A judge (through the interface's own ``details``) that records which rows it scored."""
+
+    def __init__(self, judge):
+        self.judge, self.threshold, self.seen = judge, judge.threshold, []
+
+    @property
+    def name(self):
+        return self.judge.name
+
+    def score_records(self, records, batch_size=32, progress=False):
+        self.seen += [r["candidate"] for r in records]
+        return self.judge.score_records(records, batch_size)
+
+
+def test_by_category_sends_each_category_to_its_judge_and_keeps_the_order(folders):
+    regex, contains = Watched(RegexJudge()), Watched(Judge.load("contains"))
+    default = Watched(Judge.load(folders[0]))
+    records = rows()[:3] + [
+        normalize({"category": "open_math", "candidate": "so x = 4", "reference": "4", "label": 1}, "math"),
+        normalize({"category": "open_qa", "candidate": "It is Paris.", "reference": "Paris", "label": 1}, "qa"),
+    ]
+    judge = ByCategoryJudge(default, {"multiple_choice": regex, "open_math": contains})
+    rows_ = judge.details(records)
+    assert [r["route"] for r in rows_] == ["multiple_choice"] * 3 + ["open_math", "default"]
+    assert regex.seen == [r["candidate"] for r in records[:3]] and contains.seen == ["so x = 4"]
+    assert default.seen == ["It is Paris."]
+    expected = [*RegexJudge().score_records(records[:3]), 1.0, *Judge.load(folders[0]).score_records(records[4:])]
+    np.testing.assert_allclose(judge.score_records(records), expected, atol=1e-6)
+    assert judge.describe()["rows_per_route"] == {"multiple_choice": 6, "open_math": 2, "default": 2}
+
+
+def test_by_category_spec_and_its_refusals(folders):
+    judge = Judge.load(f"by-category:{folders[0]}?multiple_choice=regex")
+    assert isinstance(judge, ByCategoryJudge) and judge.name.startswith("by-category(")
+    assert short_spec(f"by-category:{folders[0]}?multiple_choice=regex") == "by-category:tiny?multiple_choice=regex"
+    with pytest.raises(ValueError, match=r"unknown category \['maths'\]"):
+        Judge.load(f"by-category:{folders[0]}?maths=regex")
+    with pytest.raises(ValueError, match="expected"):
+        Judge.load(f"by-category:{folders[0]}")
+    other = Judge.load(folders[1])
+    other.threshold = 0.7  # e.g. a judge with a threshold fitted on its own
+    with pytest.raises(ValueError, match="threshold 0.7 differs from the default judge's 0.5"):
+        ByCategoryJudge(Judge.load(folders[0]), {"open_qa": other})

@@ -117,8 +117,8 @@ class JudgeCLI(LightningCLI):
         last = last_checkpoint(self.trainer)
         guard = ResumeGuard(run_fingerprint(self.config[self.subcommand], getattr(self, "data_read_ahead", {})), last)
         self.trainer.callbacks.append(guard)
-        if config.get("ckpt_path") is not None or last is None or not last.exists():
-            return
+        if self.trainer.fast_dev_run or config.get("ckpt_path") is not None or last is None or not last.exists():
+            return  # a smoke test (fast_dev_run) neither resumes nor saves
         if config.get("restart"):
             last.unlink()
             print(f"starting over: removed {last}", file=sys.stderr)

@@ -34,7 +34,7 @@ from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.records import RecordError, input_hash, iter_located, row_hash
 from bertjudge.core.resumable import PartialFile, changed_keys, partial_path, shown_keys
 from bertjudge.judges.interface import verdict_fields
-from bertjudge.judges.routing import CascadeJudge
+from bertjudge.judges.routing import ByCategoryJudge, CascadeJudge
 
 __all__ = [
     "RowFailed",
@@ -114,7 +114,7 @@ def judge_fingerprint(judge) -> dict[str, str]:
     """What a judge's scores depend on, as ``{part: hash}``: a judge that says (``fingerprint()``: the
     trained judges, the sha256 of every file of their folder, judge.json with its format and calibration
     included); a routing judge, its options and its parts' fingerprints (``model/…``, ``expensive/…``,
-    ``rules/…``); any other judge (``regex``, ``contains``, prompted), its class, name and configuration."""
+    ``rules/…``), a by-category judge its judges' (``default/…``, ``<category>/…``); any other judge (``regex``, ``contains``, prompted), its class, name and configuration."""
     if isinstance(judge, CascadeJudge):
         found = {
             "class": _class_path(judge),
@@ -126,6 +126,11 @@ def judge_fingerprint(judge) -> dict[str, str]:
             sub = getattr(judge, part, None)
             if sub is not None:
                 found.update({f"{part}/{key}": value for key, value in judge_fingerprint(sub).items()})
+        return found
+    if isinstance(judge, ByCategoryJudge):
+        found = {"class": _class_path(judge), "name": judge.name}
+        for part, sub in [("default", judge.default), *judge.routes.items()]:
+            found.update({f"{part}/{key}": value for key, value in judge_fingerprint(sub).items()})
         return found
     own = getattr(judge, "fingerprint", None)
     if callable(own):

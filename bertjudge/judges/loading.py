@@ -38,7 +38,15 @@ from bertjudge.core.judge_file import JudgeFileError, has_judge_file, read_judge
 from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.regex import ContainsJudge, RegexJudge
-from bertjudge.judges.routing import SPEC_HELP, CascadeJudge, HybridJudge, checked_options, is_routed, split_spec
+from bertjudge.judges.routing import (
+    SPEC_HELP,
+    ByCategoryJudge,
+    CascadeJudge,
+    HybridJudge,
+    checked_options,
+    is_routed,
+    split_spec,
+)
 from bertjudge.zoo import registry as zoo
 
 HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[^\s@]+))?$")
@@ -235,11 +243,21 @@ def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
         )
 
 
-def from_spec(spec: str, format=None, device=None, dtype=None) -> CascadeJudge:
+def from_spec(spec: str, format=None, device=None, dtype=None) -> BaseJudge:
     """A ``HybridJudge`` from ``hybrid:<judge>``, a ``CascadeJudge`` from
-    ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``; each ``<judge>`` is
-    any ``Judge.load`` spec (an exported folder, a zoo name). ``format`` is checked against the model's."""
+    ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``, a ``ByCategoryJudge`` from
+    ``by-category:<judge>?<category>=<judge>&…``; each ``<judge>`` is any ``Judge.load`` spec (an exported
+    folder, a zoo name, ``regex``). ``format`` is checked against the model's."""
     kind, judges, options = split_spec(spec)
+    if kind == "by-category":
+        if len(judges) != 1 or not judges[0] or not options or not all(options.values()):
+            raise ValueError(f"{spec!r}: expected {SPEC_HELP}")
+        default = Judge.load(judges[0], format=format, device=device, dtype=dtype)
+        routes = {category: Judge.load(route, device=device, dtype=dtype) for category, route in options.items()}
+        try:
+            return ByCategoryJudge(default, routes)
+        except ValueError as err:
+            raise ValueError(f"{spec!r}: {err}") from None
     allowed = {"hybrid": set(), "cascade": {"band", "rules"}}.get(kind)
     counts = {"hybrid": (1,), "cascade": (1, 2)}.get(kind, ())
     if allowed is None or len(judges) not in counts or not all(judges):

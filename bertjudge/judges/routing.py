@@ -3,6 +3,9 @@ only where the model is unsure.
 
 - ``HybridJudge(model)``: the regex judge decides every row where it extracts (and, for math,
   parses) an answer; ``model`` scores the others (the paper's cheap compromise).
+- ``ByCategoryJudge(default, routes)``: each row to the judge chosen for its ``category`` (e.g. the
+  rules for multiple choice and math, a trained judge for open QA and extraction), the ``default`` judge
+  for the other categories; a choice made on development data, per category.
 - ``CascadeJudge(model, expensive=None)``: stage 1, the rules, decide only the rows they are
   confident about (``rules_accept="match"``: an extracted answer that matches a reference — exact,
   option or Math-Verify matches are high-precision, while a parsed *mismatch* is often only a
@@ -22,6 +25,7 @@ stage's measured seconds per row × all rows (as if that stage had judged every 
 
     hybrid:<judge>
     cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]
+    by-category:<default judge>?<category>=<judge>[&<category>=<judge>…]
 """
 
 from __future__ import annotations
@@ -33,15 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
+from bertjudge.core.records import CATEGORIES
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.regex import RegexJudge
 
 RULES_ACCEPT = ("match", "parsed")
-KINDS = ("hybrid", "cascade")
+KINDS = ("hybrid", "cascade", "by-category")
 SPEC_HELP = (
-    "'hybrid:<judge>' (regex where it parses, <judge> elsewhere) or "
+    "'hybrid:<judge>' (regex where it parses, <judge> elsewhere), "
     "'cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]' "
-    "(regex matches, then <judge> outside the band [LOW, HIGH] (default 0.2,0.8), then the expensive judge)"
+    "(regex matches, then <judge> outside the band [LOW, HIGH] (default 0.2,0.8), then the expensive judge) or "
+    "'by-category:<judge>?<category>=<judge>&…' (each category's rows to its judge, <judge> for the rest)"
 )
 
 
@@ -189,6 +195,66 @@ class HybridJudge(CascadeJudge):
     @property
     def name(self) -> str:
         return f"hybrid({self.model.name})"
+
+
+class ByCategoryJudge(BaseJudge):
+    """Each row scored by the judge chosen for its ``category``; ``default`` scores the other categories.
+
+    Args:
+        default: the judge of every category without a route (a trained judge).
+        routes: ``{category: judge}``, e.g. ``{"multiple_choice": RegexJudge()}``.
+
+    The judges must share one verdict threshold (a row's verdict is its score against it). ``details``
+    rows are the routed judge's, with ``route`` (the category's judge, or ``default``); ``describe()``
+    has the routes and the rows each judge scored.
+    """
+
+    def __init__(self, default: BaseJudge, routes: dict[str, BaseJudge]):
+        unknown = sorted(set(routes) - set(CATEGORIES))
+        if unknown:
+            raise ValueError(f"unknown categor{'ies' if len(unknown) > 1 else 'y'} {unknown}; expected {CATEGORIES}")
+        if not routes:
+            raise ValueError("by-category needs at least one route: <category>=<judge>")
+        self.default, self.routes = default, dict(routes)
+        self.threshold = float(default.threshold)
+        for category, judge in self.routes.items():
+            if float(judge.threshold) != self.threshold:
+                raise ValueError(
+                    f"the {category} judge's threshold {judge.threshold:g} differs from the default judge's "
+                    f"{self.threshold:g}: their verdicts cannot be read against one threshold"
+                )
+        self.counts = {category: 0 for category in [*self.routes, "default"]}
+
+    @property
+    def name(self) -> str:
+        routes = ",".join(f"{category}={judge.name}" for category, judge in self.routes.items())
+        return f"by-category({self.default.name};{routes})"
+
+    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+        """The routed judge's row for each record, in input order, with its ``route``."""
+        groups: dict[str, list[int]] = {}
+        for i, rec in enumerate(records):
+            groups.setdefault(rec.get("category") if rec.get("category") in self.routes else "default", []).append(i)
+        rows: list[dict | None] = [None] * len(records)
+        for route, idx in groups.items():
+            judge = self.default if route == "default" else self.routes[route]
+            done = judge.details([records[i] for i in idx], progress=progress, batch_size=batch_size)
+            for i, row in zip(idx, done):
+                rows[i] = {**row, "route": route}
+            self.counts[route] += len(idx)
+        return rows
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """P(correct) per record from its category's judge (NaN where that judge gave no verdict)."""
+        rows = self.details(records, progress, batch_size)
+        return np.array([math.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
+
+    def parts(self) -> list[BaseJudge]:
+        return [*self.default.parts(), *(part for judge in self.routes.values() for part in judge.parts())]
+
+    def describe(self) -> dict:
+        routes = {category: judge.name for category, judge in self.routes.items()}
+        return {**super().describe(), "routes": routes, "default": self.default.name, "rows_per_route": self.counts}
 
 
 def split_spec(spec: str) -> tuple[str, list[str], dict[str, str]]:
