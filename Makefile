@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install quickstart test test-all lint clean
+.PHONY: install quickstart test test-all lint clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check bertjudge tests scripts benchmarks
 	$(BIN)/ruff format --check bertjudge tests scripts benchmarks
+
+# on an idle machine: every judge's cost and accuracy CSVs, then zoo/README.md and benchmarks/pareto.png
+# from them (benchmarks/README.md); `python benchmarks/stability.py` checks the timings repeat
+bench: $(STAMP)
+	$(BIN)/python -m bertjudge bench run $(BENCH_ARGS)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''

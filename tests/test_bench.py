@@ -2,15 +2,22 @@
 
 import csv
 import hashlib
+import importlib.util
 import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from transformers import BertConfig, Qwen3Config
 
 from bertjudge.cli.main import main
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench, publish
 
 H, LAYERS, HEADS, INTER, VOCAB = 32, 2, 2, 64, 100
+RECORDS = [{"question": "What is 2+3?", "candidate": "It is 5.", "references": ["5"], "label": 1}] * 3
 
 
 def test_encoder_flops_match_a_hand_count():
@@ -93,12 +100,24 @@ def test_measure_times_a_small_architecture(monkeypatch):
         ),
     )
     monkeypatch.setitem(bench.ARCHITECTURES, "tiny", arch)
-    records = [{"question": "What is 2+3?", "candidate": "It is 5.", "references": ["5"], "label": 1}] * 3
-    row, accuracy = bench.measure(bench.Subject("tiny.arch", "encoder", "tiny"), records)
+    row, accuracy = bench.measure(bench.Subject("tiny.arch", "encoder", "tiny"), RECORDS, min_run_time=0.3)
     assert accuracy is None  # an architecture has no trained judge to score with
     assert row["flops"] > 0 and row["tokens"] > 5 and row["params"] > 0
     assert 0 < row["latency_p50_ms"] <= row["latency_p95_ms"] and row["throughput_per_s"] > 0
-    assert row["best_batch_size"] in (1, 4, 16) and row["peak_mem_mb"] != ""
+    assert row["best_batch_size"] in (1, 4, 16)
+    # torch.utils.benchmark's blocked_autorange: blocks of 1, 10, 100 ... calls, runs for min_run_time at least
+    assert row["timing_runs"] >= bench.MIN_RUNS and math.log10(row["calls_per_run"]).is_integer()
+    assert 0 <= row["latency_spread"] < 10
+    assert row["peak_mem_mb"] > 0 and row["loadavg_before"] != "" and 0 <= row["other_load"] <= 1.1
+
+
+def test_calls_are_timed_in_blocked_autorange_runs_of_a_known_length():
+    m = bench.measure_calls(lambda: time.sleep(0.005), min_run_time=0.1, min_runs=7)
+    assert type(m).__module__.startswith("torch.utils.benchmark") and len(m.times) >= 7
+    assert 0.005 <= m.median < 0.05 and m.number_per_run >= 1  # a sleep of 5 ms takes at least 5 ms
+    cells = bench.latency_cells(m, per_call=5)  # a call that judges 5: latency per judgment
+    assert cells["latency_p50_ms"] == pytest.approx(1000 * m.median / 5) and cells["timing_runs"] == len(m.times)
+    assert cells["latency_spread"] == pytest.approx(m.iqr / m.median, abs=1e-4)
 
 
 def test_large_models_are_costed_but_not_timed():
@@ -229,6 +248,10 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
                 "cpu",
                 "--eval",
                 str(path),
+                "--min-run-time",
+                "0.2",
+                "--max-load",
+                "1",  # the CPU time of others, per core, is at most 1: never busy
             ]
         )
         == 0
@@ -340,3 +363,202 @@ def test_the_projects_own_judges_are_measured_from_their_built_folder(tiny_backb
     subjects = {s.name: s for s in bench.default_subjects(registry)}
     assert subjects["minilm-l6.own"].folder == (tmp_path / "runs" / "own" / "judge").resolve()
     assert "minilm-l6.missing" not in subjects  # not built yet: nothing to measure, no random stand-in
+
+
+def tiny_arch(monkeypatch, hidden: int = H, vocab: int = 1000) -> bench.Subject:
+    config = dict(
+        hidden_size=hidden,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        intermediate_size=INTER,
+        vocab_size=vocab,
+    )
+    monkeypatch.setitem(bench.ARCHITECTURES, f"tiny{hidden}", bench.Arch("test/tiny", "encoder", "bert", config))
+    return bench.Subject(f"tiny{hidden}.arch", "encoder", f"tiny{hidden}")
+
+
+def test_peak_memory_counts_the_weights_after_a_bigger_model_was_freed(monkeypatch):
+    """The old 0 MB row: a model built after a bigger one reused resident pages, so the RSS did not grow."""
+    import torch
+
+    cells = {}
+    for hidden in (256, 96):  # the bigger model first, freed before the smaller one is measured
+        arch = bench.ARCHITECTURES[tiny_arch(monkeypatch, hidden, vocab=30522).architecture]
+        with bench.PeakMemory("cpu") as peak:
+            model = bench.build_model(arch.make_config(), "encoder", device="cpu", attn=None)
+            with torch.inference_mode():
+                model(input_ids=bench._ids(64, batch=4, device="cpu"))
+        cells[hidden] = bench.peak_memory_cell(peak.mb, model), sum(p.numel() for p in model.parameters()) * 4 / 2**20
+        del model
+    (cell, note), weights_mb = cells[96]
+    assert note == "" and cell >= weights_mb > 10  # 30522 x 96 embeddings alone are 11 MB
+    assert cells[256][0][0] > cell
+    assert bench.peak_memory_cell(8.0, torch.nn.Linear(2048, 2048)) == (
+        "",
+        "peak memory not measured: grew 8 MB, less than the weights' 16 MB",
+    )  # a growth below the weights measures nothing: an empty cell, never 0
+    assert bench.peak_memory_cell(None, torch.nn.Linear(2, 2))[0] == ""
+
+
+class Spinner:
+    """Another process that keeps one core busy: a real busy machine, for as long as the block runs."""
+
+    def __enter__(self):
+        code = "import sys; print('spinning', flush=True)\nwhile True: pass"
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout.readline().strip() == "spinning"
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def bench_run(results, *extra) -> list[str]:
+    return [
+        "bench",
+        "run",
+        "--only",
+        "regex.v1",
+        "--n",
+        "20",
+        "--results",
+        str(results),
+        "--min-run-time",
+        "0.3",
+        *extra,
+    ]
+
+
+def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_table(tmp_path, capsys):
+    eval_path, results = eval_file(tmp_path, "real-test-v1.jsonl"), tmp_path / "results"
+    with Spinner():
+        assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "0")) == 1
+    err = capsys.readouterr().err
+    assert "refused 1 row(s) timed on a busy machine: regex.v1 [cpu]" in err and "--allow-busy" in err
+    assert not list(results.glob("cost-*.csv"))  # nothing written for the busy row
+    assert bench.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # load does not bias it
+    with Spinner():
+        assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "0", "--allow-busy")) == 0
+    [row] = bench.read_csv(next(results.glob("cost-*.csv")))
+    assert row["busy"] == "yes" and float(row["other_load"]) > 0 and float(row["latency_p50_ms"]) > 0
+    readme, plot = tmp_path / "README.md", tmp_path / "pareto.png"
+    assert main(["bench", "publish", "--results", str(results), "--readme", str(readme), "--plot", str(plot)]) == 0
+    text = readme.read_text()
+    assert (
+        "| `regex.v1`" not in text and "Left out, timed on a busy machine (measure again when idle): `regex.v1`" in text
+    )
+    assert bench.result_tables(results) == {"cost-cpu-fp32-torch" + row["torch"]: []}
+    assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "x")) == 2
+    assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "-1")) == 2
+
+
+def write_published_results(results):
+    env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
+    bench.write_results(
+        [
+            {"name": "regex.v1", "judge_kind": "regex", "flops": 0, "latency_p50_ms": 0.2, **env},
+            {"name": "minilm-l6.x", "judge_kind": "encoder", "flops": 1.5e9, "latency_p50_ms": 11, **env},
+            {
+                "name": "minilm-l6.y",
+                "judge_kind": "encoder",
+                "flops": 1.6e9,
+                "latency_p50_ms": 90,
+                "busy": "yes",
+                **env,
+            },
+            {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 4.8e12, **env},
+        ],
+        "cost",
+        results,
+    )
+    real = {"n": 2615, "eval_set": "real-test-v1", "eval_sha256": "f52bf775ace6", **env}
+    bench.write_results(
+        [
+            {"name": "regex.v1", "accuracy": 0.93, **real},
+            {"name": "minilm-l6.x", "accuracy": 0.94, **real},
+            {"name": "minilm-l6.y", "accuracy": 0.99, **real},
+        ],
+        "accuracy",
+        results,
+    )
+
+
+def test_one_command_regenerates_the_readme_and_plot_from_the_csvs_alone_byte_for_byte(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    results = tmp_path / "results"
+    write_published_results(results)
+    outputs = []
+    for run in ("a", "b"):
+        readme, plot = tmp_path / run / "README.md", tmp_path / run / "pareto.png"
+        readme.parent.mkdir()
+        assert main(["bench", "publish", "--results", str(results), "--readme", str(readme), "--plot", str(plot)]) == 0
+        outputs.append((readme.read_bytes(), plot.read_bytes()))
+    assert outputs[0] == outputs[1]  # the same CSVs give the same bytes
+    text = outputs[0][0].decode()
+    assert text == publish.render_readme(results_dir=results)
+    lines = {line.split("`")[1]: line for line in text.splitlines() if line.startswith("| `")}
+    assert "| 0.940 |" in lines["minilm-l6.x"] and lines["minilm-l6.x"].endswith("| * |")
+    assert "minilm-l6.y" not in lines  # busy: not in the table, nor on the front it would have topped
+    assert "Left out, timed on a busy machine (measure again when idle): `minilm-l6.y`." in text
+    points = []
+    scatter = matplotlib.axes.Axes.scatter
+    monkeypatch.setattr(
+        matplotlib.axes.Axes, "scatter", lambda self, x, y, **kw: points.append(y) or scatter(self, x, y, **kw)
+    )
+    publish.regenerate(None, tmp_path / "again.png", results_dir=results)
+    assert 0.99 not in points and 0.94 in points
+    with pytest.raises(bench.BenchError, match="no results file starting with 'cost-cuda'"):
+        publish.regenerate(None, tmp_path / "none.png", results_dir=results, table="cost-cuda")
+
+
+def test_bench_run_writes_the_csvs_then_the_readme_and_plot_in_one_command(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a checkout of its own: benchmarks/results, zoo/README.md, benchmarks/pareto.png
+    eval_path = eval_file(tmp_path, "real-test-v1.jsonl")
+    run = ["bench", "run", "--only", "regex.v1", "--n", "20", "--eval", str(eval_path), "--no-timing"]
+    assert main([*run, "--results", "elsewhere"]) == 0  # a trial folder: the published files are left alone
+    assert list(Path("elsewhere").glob("cost-*.csv")) and not Path("zoo").exists() and not Path("benchmarks").exists()
+    assert main(run) == 0
+    readme, plot = Path("zoo/README.md"), Path("benchmarks/pareto.png")
+    assert readme.read_text() == publish.render_readme(results_dir="benchmarks/results")
+    assert "| `regex.v1` | regex |" in readme.read_text() and plot.read_bytes()[:4] == b"\x89PNG"
+    assert main([*run, "--results", "elsewhere", "--readme", str(tmp_path)]) == 2  # a folder is not a README
+
+
+def test_accuracy_of_a_judge_folder_is_measured_without_timing(tiny_backbone, tmp_path):
+    from bertjudge.judges.encoder import EncoderJudge
+
+    EncoderJudge(backbone=tiny_backbone).export(tmp_path / "judge")
+    subject = bench.folder_subject(tmp_path / "judge", "minilm-l6.tiny")
+    row, accuracy = bench.measure(subject, RECORDS, timing=False, eval_set=bench.load_eval_set(eval_file(tmp_path)))
+    assert "latency_p50_ms" not in row and row["flops"] > 0
+    assert accuracy["n"] == 5 and 0 <= accuracy["accuracy"] <= 1 and accuracy["eval_set"] == "mini-set"
+
+
+def load_stability():
+    spec = importlib.util.spec_from_file_location("stability", Path(__file__).parent.parent / "benchmarks/stability.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_stability_times_every_subject_twice_afresh_and_compares(monkeypatch, capsys):
+    stability = load_stability()
+    subjects = [bench.Subject("regex.v1", "regex"), tiny_arch(monkeypatch)]
+    args = stability.parser().parse_args(["--min-run-time", "0.2"])
+    first, second = stability.time_passes(subjects, RECORDS, args)
+    for name in ("regex.v1", "tiny32.arch"):  # timed again, not the first pass's cached timing
+        assert first[name]["latency_p50_ms"] != second[name]["latency_p50_ms"]
+    rows = stability.compare(first, second, tolerance=0.15)
+    by_name = {r["name"]: r for r in rows}
+    tiny = by_name["tiny32.arch"]
+    assert (
+        tiny["latency_p50_ms_ratio"] == second["tiny32.arch"]["latency_p50_ms"] / first["tiny32.arch"]["latency_p50_ms"]
+    )
+    assert tiny["stable"] == all(
+        max(r, 1 / r) <= 1.15 for r in (tiny["latency_p50_ms_ratio"], tiny["latency_p95_ms_ratio"])
+    )
+    assert stability.stable(1.1, 0.15) and stability.stable(1 / 1.1, 0.15) and not stability.stable(1.2, 0.15)
+    table = stability.report(rows)
+    assert "| `tiny32.arch` |" in table and "| `regex.v1` |" in table

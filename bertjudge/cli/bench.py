@@ -1,4 +1,9 @@
-"""``python -m bertjudge bench run|pareto|archs``: measure FLOPs, latency and memory of judges; the Pareto plot."""
+"""``python -m bertjudge bench run|publish|pareto|archs``: measure FLOPs, latency and memory of judges; publish
+the zoo README and the Pareto plot from the results files.
+
+``bench run`` measures every subject (or ``--only`` some), writes the CSVs, then regenerates
+``zoo/README.md`` and ``benchmarks/pareto.png`` from them: one command for everything published.
+``bench publish`` regenerates those two from the CSVs alone."""
 
 from __future__ import annotations
 
@@ -9,7 +14,8 @@ from pathlib import Path
 
 from bertjudge.cli.common import CommandError, check_output
 from bertjudge.core.records import RecordError
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench, publish
+from bertjudge.zoo import registry as zoo
 
 
 def parser() -> argparse.ArgumentParser:
@@ -38,8 +44,30 @@ def parser() -> argparse.ArgumentParser:
         help=f"tokens a reasoning judge generates before its verdict (default {bench.REASONING_TOKENS})",
     )
     run_p.add_argument("--max-timed-params", type=float, default=3e9, help="time only models smaller than this")
-    run_p.add_argument("--no-timing", action="store_true", help="count FLOPs only")
+    run_p.add_argument("--no-timing", action="store_true", help="count FLOPs (and accuracy) only, do not time")
+    run_p.add_argument(
+        "--min-run-time",
+        type=float,
+        default=bench.MIN_RUN_TIME,
+        help=f"seconds of timed runs at batch 1, half per larger batch (default {bench.MIN_RUN_TIME:g})",
+    )
+    run_p.add_argument(
+        "--max-load",
+        type=float,
+        default=bench.MAX_LOAD,
+        help="CPU time other processes may take while a judge is timed, per core, before its row is busy "
+        f"(default {bench.MAX_LOAD:g}; 0 refuses any)",
+    )
+    run_p.add_argument(
+        "--allow-busy", action="store_true", help="write busy rows marked busy (the table leaves them out)"
+    )
     run_p.add_argument("--results", help="results folder (default benchmarks/results)")
+    _render_flags(run_p, "after measuring; by default only without --results")
+    run_p.add_argument("--no-render", action="store_true", help="write the CSVs only")
+    pub = sub.add_parser("publish", help="regenerate zoo/README.md and benchmarks/pareto.png from the results files")
+    pub.add_argument("--results", help="results folder (default benchmarks/results)")
+    pub.add_argument("--registry", help="registry file (default bertjudge/zoo/registry.yaml)")
+    _render_flags(pub, "from the results files")
     pareto = sub.add_parser("pareto", help="the Pareto table and plot from the results files")
     pareto.add_argument("--results", help="results folder (default benchmarks/results)")
     pareto.add_argument("--table", default="cost-cpu-fp32", help="the cost file to plot (prefix of its name)")
@@ -50,14 +78,23 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _render_flags(p: argparse.ArgumentParser, when: str) -> None:
+    p.add_argument("--readme", help=f"the zoo README to regenerate {when} (default {zoo.DEFAULT_README})")
+    p.add_argument("--plot", help=f"the Pareto plot to regenerate {when} (default {bench.PARETO_PNG})")
+    p.add_argument("--table", default="cost-cpu-fp32", help="the cost file to plot (prefix of its name)")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.command == "archs":
         for key, arch in bench.ARCHITECTURES.items():
             print(f"{key:<16} {arch.kind:<8} {arch.hub_id}")
         return 0
+    if args.command == "publish":
+        _check_results(args.results)
+        _render(args, args.readme or zoo.DEFAULT_README, args.plot or bench.PARETO_PNG)
+        return 0
     if args.command == "pareto":
-        if args.results and not Path(args.results).is_dir():
-            raise CommandError(f"--results {args.results}: no such folder", usage=True)
+        _check_results(args.results)
         check_output(args.output, [])
         tables = bench.result_tables(args.results)
         title = next((t for t in tables if t.startswith(args.table)), None)
@@ -72,6 +109,21 @@ def run(args: argparse.Namespace) -> int:
     return _measure(args)
 
 
+def _check_results(results: str | None) -> None:
+    if results and not Path(results).is_dir():
+        raise CommandError(f"--results {results}: no such folder", usage=True)
+
+
+def _render(args: argparse.Namespace, readme, plot) -> None:
+    """Regenerate the README and the plot (either may be None) from the results files; say what was left out."""
+    for path in filter(None, (readme, plot)):
+        check_output(path, [], flag="--readme" if path == readme else "--plot")
+    for path in publish.regenerate(readme, plot, args.registry, args.results, args.table):
+        print(f"wrote {path}")
+    for title, names in bench.busy_rows(args.results).items():
+        print(f"{title}: left out of the table (busy): {', '.join(names)}", file=sys.stderr)
+
+
 def _print_ratio(rows: list[dict]) -> None:
     ratio = bench.flops_ratio(rows)
     if ratio:
@@ -84,6 +136,10 @@ def _measure(args: argparse.Namespace) -> int:
             raise CommandError(f"{flag} must be at least 1", usage=True)
     if args.max_timed_params <= 0:
         raise CommandError("--max-timed-params must be above 0", usage=True)
+    if args.min_run_time <= 0:
+        raise CommandError("--min-run-time must be above 0", usage=True)
+    if args.max_load < 0:
+        raise CommandError("--max-load must be at least 0", usage=True)
     if args.eval and not Path(args.eval).is_file():
         raise CommandError(
             f"--eval {args.eval}: {'is a folder' if Path(args.eval).is_dir() else 'no such file'}", usage=True
@@ -93,6 +149,13 @@ def _measure(args: argparse.Namespace) -> int:
             raise CommandError(f"{folder}: not an exported judge folder (no judge.json)", usage=True)
     if args.results:
         check_output(args.results, folder=True, flag="--results")
+    # results elsewhere (a trial) do not overwrite the published README and plot unless asked to
+    published = args.results is None and not args.no_render
+    readme = None if args.no_render else args.readme or (zoo.DEFAULT_README if published else None)
+    plot = None if args.no_render else args.plot or (bench.PARETO_PNG if published else None)
+    for path, flag in ((readme, "--readme"), (plot, "--plot")):
+        if path is not None:
+            check_output(path, [args.eval] if args.eval else [], flag=flag)
     try:
         eval_set = bench.load_eval_set(args.eval)  # read and checked before anything is measured
     except RecordError as err:
@@ -109,6 +172,7 @@ def _measure(args: argparse.Namespace) -> int:
     if eval_set is None:
         print(f"bench: {bench.EVAL_FILE} not found; no accuracy is measured", file=sys.stderr)
     tokenizer = bench.proxy_tokenizer()
+    refused = []
     for device in devices:
         for subject in subjects:
             print(f"[{device}] {subject.name} ...", file=sys.stderr, flush=True)
@@ -122,18 +186,37 @@ def _measure(args: argparse.Namespace) -> int:
                 k=args.reasoning_tokens,
                 tokenizer=tokenizer,
                 eval_set=eval_set,
+                min_run_time=args.min_run_time,
+                max_load=args.max_load,
             )
-            flops = cost.get("flops")
-            p50 = cost.get("latency_p50_ms")
-            print(
-                f"    {'' if flops is None else f'{flops / 1e9:.4g}'} GFLOPs at {cost.get('tokens', '-')} tokens, "
-                f"p50 {'' if p50 in (None, '') else f'{float(p50):.3g}'} ms",
-                file=sys.stderr,
-                flush=True,
-            )
-            [path] = bench.write_results([cost], "cost", args.results)  # row by row: a failure keeps the others
-            if accuracy:
+            print(f"    {_summary(cost)}", file=sys.stderr, flush=True)
+            if accuracy:  # accuracy does not depend on the machine's load
                 bench.write_results([accuracy], "accuracy", args.results)
-        print(f"wrote {path} and its accuracy file")
-        _print_ratio(bench.read_csv(path))
+            if cost.get("busy") and not args.allow_busy:
+                refused.append(f"{subject.name} [{device}] (other load {cost['other_load']} per core)")
+                print(f"    not written: busy (other processes above --max-load {args.max_load:g})", file=sys.stderr)
+                continue
+            [path] = bench.write_results([cost], "cost", args.results)  # row by row: a failure keeps the others
+            print(f"wrote {subject.name} to {path}")
+        _print_ratio(bench.read_csv(bench.results_file("cost", bench.environment(device, args.dtype), args.results)))
+    if readme or plot:
+        _render(args, readme, plot)
+    if refused:
+        raise CommandError(
+            f"refused {len(refused)} row(s) timed on a busy machine: {'; '.join(refused)}; "
+            "measure again when the machine is idle, or pass --allow-busy to write them marked busy"
+        )
     return 0
+
+
+def _summary(cost: dict) -> str:
+    """One line of what was measured: GFLOPs, tokens, p50 with its runs and spread, peak memory, others' load."""
+    flops, p50 = cost.get("flops"), cost.get("latency_p50_ms")
+    parts = [f"{'' if flops is None else f'{flops / 1e9:.4g}'} GFLOPs at {cost.get('tokens', '-')} tokens"]
+    if p50 not in (None, ""):
+        parts.append(f"p50 {float(p50):.3g} ms ({cost['timing_runs']} runs, spread {cost['latency_spread']:.1%})")
+    if cost.get("peak_mem_mb") not in (None, ""):
+        parts.append(f"peak {cost['peak_mem_mb']} MB")
+    if cost.get("other_load") not in (None, ""):
+        parts.append(f"other load {cost['other_load']} per core" + (" (BUSY)" if cost.get("busy") else ""))
+    return ", ".join(parts)

@@ -1,6 +1,6 @@
 """Cost of judges: FLOPs per judgment, latency, throughput, peak memory; the Pareto table and plot.
 
-``python -m bertjudge bench run|pareto|archs``. The protocol is in ``benchmarks/README.md``:
+``python -m bertjudge bench run|publish|pareto|archs``. The protocol is in ``benchmarks/README.md``:
 
 - FLOPs are counted by ``torch.utils.flop_counter.FlopCounterMode`` (matmuls and attention; a
   multiply-add is 2 FLOPs; norms, softmax and other element-wise ops are not counted) for one
@@ -10,11 +10,16 @@
   last position only, whose logits give the verdict token. Generative, reasoning: that prefill plus
   ``k`` single-token decode steps with a KV cache; decode FLOPs are linear in the context length,
   so two counted steps (contexts L and L + k - 1) give the exact sum k (f(L) + f(L + k - 1)) / 2.
-  JudgeLM-style (``score10``): the JudgeLM prompt's prefill plus ``SCORE_TOKENS`` (10) decode steps
-  for the 1–10 score line, counted the same way.
-- Latency p50/p95 at batch 1, throughput at the best of a few batch sizes, peak memory (CUDA:
-  ``max_memory_allocated``; CPU: the process's peak resident set growth, Linux ``VmHWM``), with
-  random weights of the exact architecture where no trained weights exist offline.
+- Latency p50/p95 at batch 1 and throughput at the best of a few batch sizes are timed with
+  ``torch.utils.benchmark.Timer.blocked_autorange`` (all of torch's threads; the row keeps the number
+  of runs, the calls per run and the spread, IQR / median). Peak memory (CUDA: growth of
+  ``max_memory_allocated``; CPU: growth of the process's peak resident set, Linux ``VmHWM``, after
+  freed memory is handed back to the OS) covers building or loading the model and timing it; a
+  measurement below the weights' own size is not a measurement and is left empty, never 0.
+- While a judge is timed, the CPU time other processes take on this process's CPUs (``/proc/stat``
+  less this process's own time), per core, is its ``other_load``; above ``max_load`` the row is
+  ``busy``: ``bench run`` refuses to write it (``--allow-busy`` writes it marked) and the table and
+  plot leave it out. The 1-minute load averages before and after are recorded too.
 - Accuracy of the judges that run here: verdicts at the judge's threshold against the labels of the
   frozen real-output test set ``data/real/real-test-v1.jsonl.gz`` (every row), overall and per
   category; the row names the set and the first 12 hex digits of its sha256. Rows measured on another
@@ -26,8 +31,10 @@
 from __future__ import annotations
 
 import csv
+import ctypes
 import dataclasses
 import datetime
+import gc
 import hashlib
 import json
 import math
@@ -37,6 +44,7 @@ import statistics
 import time
 from pathlib import Path
 
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import Encoder, JudgeFormat
 from bertjudge.core.records import RECORD_SUFFIXES, read_records
 from bertjudge.data.corpus import generate
@@ -53,6 +61,9 @@ PARETO_PNG = ROOT / "benchmarks" / "pareto.png"
 PROXY_TOKENIZER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_TOKENS = 256  # when no evaluation set is available
 REASONING_TOKENS = 512
+MIN_RUN_TIME = 2.0  # seconds of timed runs at batch 1 (half of it per larger batch size)
+MIN_RUNS = 5  # timed runs at batch 1 at least, however long a call takes (3 per larger batch size)
+MAX_LOAD = 0.25  # CPU time other processes may take on this process's CPUs while timing, per core
 COST_FIELDS = [
     "name",
     "judge_kind",
@@ -68,12 +79,19 @@ COST_FIELDS = [
     "throughput_per_s",
     "best_batch_size",
     "peak_mem_mb",
+    "timing_runs",
+    "calls_per_run",
+    "latency_spread",
     "device",
     "dtype",
     "hardware",
     "torch",
     "transformers",
     "measured_at",
+    "loadavg_before",
+    "loadavg_after",
+    "other_load",
+    "busy",
     "notes",
 ]
 EVAL_FILE = ROOT / "data" / "real" / "real-test-v1.jsonl.gz"  # accuracy is measured on this set, whole
@@ -420,25 +438,49 @@ def _rss_kb(field: str) -> int | None:
     return None
 
 
+def _malloc_trim() -> None:
+    """Hand the heap's free pages back to the OS (glibc): otherwise a model built after a bigger one
+    reuses pages already resident, the resident set does not grow and its peak memory reads 0."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def _max_rss_kb() -> int:
+    """The process's lifetime peak resident set in KB (``getrusage``; bytes on macOS)."""
+    import resource  # Unix only
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if platform.system() == "Darwin" else peak
+
+
 class PeakMemory:
-    """Peak memory during a block, in MB: CUDA allocator peak, or growth of the CPU peak RSS (Linux)."""
+    """Peak memory during a block, in MB: growth of the CUDA allocator's peak, or growth of the CPU peak
+    resident set (Linux ``VmHWM``, reset through ``/proc/self/clear_refs`` after freed memory is handed
+    back to the OS; elsewhere the growth of ``getrusage``'s lifetime peak). ``mb`` is None when nothing
+    could be measured."""
 
     def __init__(self, device: str):
-        self.device, self.mb = device, None
+        self.device, self.mb, self.hwm = device, None, False
 
     def __enter__(self):
         import torch
 
+        gc.collect()
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
+            torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
             self.start = torch.cuda.memory_allocated()
-        else:
-            try:
-                Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
-            except OSError:
-                pass
-            self.start = _rss_kb("VmRSS")
+            return self
+        _malloc_trim()
+        try:
+            Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+            self.hwm = True
+        except OSError:
+            pass
+        self.start = _rss_kb("VmRSS") if self.hwm else _max_rss_kb()
         return self
 
     def __exit__(self, *exc):
@@ -446,35 +488,134 @@ class PeakMemory:
 
         if self.device.startswith("cuda"):
             torch.cuda.synchronize()
-            self.mb = torch.cuda.max_memory_allocated() / 2**20
-        elif self.start is not None and _rss_kb("VmHWM") is not None:
-            self.mb = (_rss_kb("VmHWM") - self.start) / 1024
+            self.mb = (torch.cuda.max_memory_allocated() - self.start) / 2**20
+        else:
+            peak = _rss_kb("VmHWM") if self.hwm else _max_rss_kb()
+            if self.start is not None and peak is not None:
+                self.mb = (peak - self.start) / 1024
 
 
-def _timed(fn, device: str, budget_s: float, min_reps: int = 5, max_reps: int = 30, warmup: int = 2) -> list[float]:
-    """Wall-clock seconds of repeated calls of ``fn`` (after warm-up), within a time budget."""
+def peak_memory_cell(peak_mb: float | None, model) -> tuple[float | str, str]:
+    """(the ``peak_mem_mb`` cell, a note): the measured peak, or empty with the reason when it is below
+    the model's own weights (pages were reused, so the growth measures nothing) — never a 0 row."""
+    weights_mb = sum(t.numel() * t.element_size() for t in [*model.parameters(), *model.buffers()]) / 2**20
+    if peak_mb is None:
+        return "", "peak memory not measured (no /proc/self/status nor getrusage here)"
+    if peak_mb < weights_mb:
+        return "", f"peak memory not measured: grew {peak_mb:.0f} MB, less than the weights' {weights_mb:.0f} MB"
+    return round(peak_mb, 1), ""
+
+
+def _loadavg() -> float | None:
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
+def _cpu_ticks(cpus) -> tuple[int, int] | None:
+    """(busy, total) clock ticks of ``cpus`` since boot, from ``/proc/stat`` (Linux); steal time counts
+    as busy (a hypervisor's other guests slow this one down too)."""
+    try:
+        lines = Path("/proc/stat").read_text().splitlines()
+    except OSError:
+        return None
+    wanted, busy, total = {f"cpu{i}" for i in cpus}, 0, 0
+    for line in lines:
+        fields = line.split()
+        if fields and fields[0] in wanted:
+            user, nice, system, idle, iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
+            total += user + nice + system + idle + iowait + irq + softirq + steal
+            busy += user + nice + system + irq + softirq + steal
+    return (busy, total) if total else None
+
+
+class MachineLoad:
+    """What other processes did to this process's CPUs while a block ran: ``other_load`` is the CPU time
+    they took (busy ticks of these CPUs in ``/proc/stat`` less this process's own CPU time), per core
+    and second of the block. Unlike the load average it leaves out the benchmark's own threads, which
+    alone keep the load average near one per core. Without ``/proc/stat``, the 1-minute load average
+    less torch's threads stands in. The 1-minute load averages before and after are kept for the record."""
+
+    def __init__(self, max_load: float = MAX_LOAD):
+        self.max_load = max_load
+        self.cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
+
+    def __enter__(self):
+        self.loadavg_before = _loadavg()
+        self.start = (time.perf_counter(), time.process_time(), _cpu_ticks(self.cpus))
+        return self
+
+    def __exit__(self, *exc):
+        import torch
+
+        wall, own, ticks = time.perf_counter(), time.process_time(), _cpu_ticks(self.cpus)
+        self.loadavg_after = _loadavg()
+        (wall0, own0, ticks0), cores = self.start, len(self.cpus)
+        self.other_load = None
+        if ticks and ticks0 and wall > wall0:
+            busy_s = (ticks[0] - ticks0[0]) / os.sysconf("SC_CLK_TCK")
+            self.other_load = max(0.0, busy_s - (own - own0)) / ((wall - wall0) * cores)
+        elif self.loadavg_after is not None:
+            self.other_load = max(0.0, self.loadavg_after - torch.get_num_threads()) / cores
+
+    @property
+    def busy(self) -> bool:
+        return is_busy(self.other_load, self.max_load)
+
+    def fields(self) -> dict:
+        """The row's cells: load averages, ``other_load`` and ``busy`` (``yes`` or empty)."""
+        return {
+            "loadavg_before": _round(self.loadavg_before, 2),
+            "loadavg_after": _round(self.loadavg_after, 2),
+            "other_load": _round(self.other_load, 3),
+            "busy": "yes" if self.busy else "",
+        }
+
+
+def is_busy(other_load: float | None, max_load: float) -> bool:
+    """Whether other processes took more than ``max_load`` of each core (unknown load: not busy)."""
+    return other_load is not None and other_load > max_load
+
+
+def _round(value, digits: int):
+    return "" if value is None else round(value, digits)
+
+
+def measure_calls(fn, min_run_time: float, min_runs: int = MIN_RUNS):
+    """A ``torch.utils.benchmark`` Measurement of ``fn()``, with all of torch's threads (``Timer``'s
+    default is one) and CUDA synchronized by its timer: 2 warm-up calls and one timed call tell how
+    long a call takes, then ``blocked_autorange`` runs for ``min_run_time`` seconds and at least long
+    enough for ``min_runs`` runs. Its blocks grow until the timer's overhead is negligible (fast calls
+    make long blocks), so a measurement of fewer runs is taken again, longer."""
     import torch
+    from torch.utils import benchmark
 
-    def sync():
-        if device.startswith("cuda"):
-            torch.cuda.synchronize()
-
-    for _ in range(warmup):
-        fn()
-    sync()
-    times, start = [], time.perf_counter()
-    while len(times) < max_reps and (len(times) < min_reps or time.perf_counter() - start < budget_s):
-        t = time.perf_counter()
-        fn()
-        sync()
-        times.append(time.perf_counter() - t)
-    return times
+    timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    seconds = max(min_run_time, 1.2 * min_runs * timer.timeit(1).median)
+    m = timer.blocked_autorange(min_run_time=seconds)
+    while len(m.times) < min_runs:
+        seconds *= 1.2 * min_runs / len(m.times)
+        m = timer.blocked_autorange(min_run_time=seconds)
+    return m
 
 
 def _percentile(values: list[float], q: float) -> float:
     import numpy as np
 
     return float(np.percentile(values, q))
+
+
+def latency_cells(m, per_call: int = 1) -> dict:
+    """Latency p50/p95 (ms, per judgment when a call makes ``per_call`` judgments), the runs, the calls
+    per run and the spread (IQR / median) of a Measurement. p95 is over runs (each the mean of its calls)."""
+    return {
+        "latency_p50_ms": 1000 * m.median / per_call,
+        "latency_p95_ms": 1000 * _percentile(m.times, 95) / per_call,
+        "timing_runs": len(m.times),
+        "calls_per_run": m.number_per_run,
+        "latency_spread": round(m.iqr / m.median, 4),
+    }
 
 
 def time_model(
@@ -485,52 +626,62 @@ def time_model(
     mode: str = "encoder",
     k: int = REASONING_TOKENS,
     batch_sizes=None,
-    budget_s: float = 8.0,
+    min_run_time: float = MIN_RUN_TIME,
 ) -> dict:
-    """Latency p50/p95 (ms) at batch 1 and the best throughput (judgments/s) of ``model``."""
+    """Latency p50/p95 (ms) at batch 1, with its runs and spread, and the best throughput (judgments/s)
+    of ``model``; a larger batch is tried for ``min_run_time / 2`` seconds when it fits that budget."""
     import torch
 
     batch_sizes = batch_sizes or ((1, 8, 32, 128) if device.startswith("cuda") else (1, 4, 16))
     extra = {} if kind == "encoder" else {"logits_to_keep": 1}
+    generator = torch.Generator().manual_seed(0)  # the same input ids every run
 
     def forward(batch):
-        ids = torch.randint(5, 1000, (batch, length), device=device)
+        ids = torch.randint(5, 1000, (batch, length), generator=generator).to(device)
         return lambda: model(input_ids=ids, **extra)
 
-    out, notes = {}, []
+    notes = []
     with torch.inference_mode():
-        lat = _timed(forward(1), device, budget_s)
+        lat = measure_calls(forward(1), min_run_time)
+        out = latency_cells(lat)
         steps = decode_steps(mode, k)
         if steps:
-            step = _decode_latency(model, length, device, budget_s)
-            out["latency_p50_ms"] = 1000 * (_percentile(lat, 50) + steps * _percentile(step, 50))
-            out["latency_p95_ms"] = 1000 * (_percentile(lat, 95) + steps * _percentile(step, 95))
-            notes.append(f"latency = prefill + {steps} x measured decode step ({1000 * _percentile(step, 50):.1f} ms)")
+            step = _decode_latency(model, length + steps // 2, device, min_run_time / 2)
+            out["latency_p50_ms"] += 1000 * steps * step.median
+            out["latency_p95_ms"] += 1000 * steps * _percentile(step.times, 95)
+            out["latency_spread"] = round((lat.iqr + steps * step.iqr) / (lat.median + steps * step.median), 4)
+            notes.append(
+                f"latency = prefill + {steps} x measured decode step at context {length + steps // 2} "
+                f"({1000 * step.median:.1f} ms)"
+            )
             out["notes"] = "; ".join(notes)
             return out
-        out["latency_p50_ms"], out["latency_p95_ms"] = 1000 * _percentile(lat, 50), 1000 * _percentile(lat, 95)
-        best = (1 / statistics.median(lat), 1)
+        best = (1 / lat.median, 1)
         for batch in batch_sizes[1:]:
-            if statistics.median(lat) * batch > budget_s:  # would not fit the budget
+            if lat.median * batch > min_run_time / 2:  # would not fit the budget
                 notes.append(f"batch sizes above {best[1]} not tried (time budget)")
                 break
-            times = _timed(forward(batch), device, budget_s, min_reps=3, max_reps=5, warmup=1)
-            best = max(best, (batch / statistics.median(times), batch))
+            m = measure_calls(forward(batch), min_run_time / 2, min_runs=3)
+            best = max(best, (batch / m.median, batch))
         out["throughput_per_s"], out["best_batch_size"] = best
     out["notes"] = "; ".join(notes)
     return out
 
 
-def _decode_latency(model, length: int, device: str, budget_s: float) -> list[float]:
+def _decode_latency(model, context: int, device: str, min_run_time: float):
+    """A Measurement of one decode step after ``context`` cached tokens: the step's token is cropped off
+    the cache after each step, so that every run decodes at the same context (decode cost is linear in
+    it, so the middle of the generated span gives the mean step)."""
     import torch
 
-    state = {"cache": model(input_ids=_ids(length, device=device), use_cache=True, logits_to_keep=1).cache}
+    cache = model(input_ids=_ids(context, device=device), use_cache=True, logits_to_keep=1).cache
     token = torch.ones((1, 1), dtype=torch.long, device=device)
 
     def step():
-        state["cache"] = model(input_ids=token, cache=state["cache"], use_cache=True, logits_to_keep=1).cache
+        model(input_ids=token, cache=cache, use_cache=True, logits_to_keep=1)
+        cache.crop(-1)  # the token just added: negative counts remove (old and new transformers)
 
-    return _timed(step, device, budget_s / 2, min_reps=5, max_reps=20, warmup=1)
+    return measure_calls(step, min_run_time)
 
 
 # --- subjects: what is benchmarked ------------------------------------------------------------------
@@ -700,6 +851,10 @@ def _accuracy(judge, eval_set: EvalSet, env: dict, name: str) -> dict:
     }
 
 
+class BenchError(BertJudgeError, RuntimeError):
+    """A benchmark cannot do what it was asked (no results to render, ...)."""
+
+
 def measure(
     subject: Subject,
     records: list[dict] | None,
@@ -710,30 +865,20 @@ def measure(
     k: int = REASONING_TOKENS,
     tokenizer=None,
     eval_set: EvalSet | None = None,
+    min_run_time: float = MIN_RUN_TIME,
+    max_load: float = MAX_LOAD,
 ) -> tuple[dict, dict | None]:
     """(cost row, accuracy row or None) of one subject: ``records`` give the token length (and the
-    regex judge's timing), ``eval_set`` the accuracy of a judge that runs here."""
+    regex judge's timing), ``eval_set`` the accuracy of a judge that runs here (timed or not). A timed
+    row carries the machine's load while it was timed and ``busy`` when others took more than
+    ``max_load`` per core; whether a busy row is written is the caller's choice."""
     import torch
 
     env = environment(device, dtype)
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     row = {"name": subject.name, "judge_kind": subject.kind, "architecture": subject.architecture or "", **env}
     if subject.kind == "regex":
-        judge = RegexJudge()
-        row.update(weights="none", flops=0, notes="rules only, no neural network: 0 FLOPs")
-        if not records:
-            row["notes"] += "; not timed (no evaluation set)"
-        elif timing:
-            sample = records[:100]
-            times = [_time_once(lambda r=r: judge.score_records([r])) for r in sample]
-            row.update(
-                latency_p50_ms=1000 * _percentile(times, 50),
-                latency_p95_ms=1000 * _percentile(times, 95),
-                throughput_per_s=len(sample) / sum(times),
-                best_batch_size=1,
-            )
-            row["notes"] += f"; {_load_note(device)}"
-        return row, _accuracy(judge, eval_set, env, subject.name) if eval_set else None
+        return _measure_regex(row, records, timing, min_run_time, max_load), _regex_accuracy(eval_set, env, subject)
 
     judge = None
     if subject.folder is not None:
@@ -764,37 +909,26 @@ def measure(
             f"JudgeLM-style: prefill of the JudgeLM prompt + {SCORE_TOKENS} tokens for the 1-10 score "
             "line (decode with KV cache)"
         )
-    if not timing:
-        return row, None
     if row["params"] >= max_timed_params:
-        row["notes"] = "; ".join(
-            filter(
-                None,
-                [
-                    row.get("notes"),
-                    f"not timed: {row['params'] / 1e9:.1f}B parameters "
-                    f"(limit {max_timed_params / 1e9:.0f}B here); FLOPs only",
-                ],
+        if timing:
+            row["notes"] = _join(
+                row.get("notes"),
+                f"not timed: {row['params'] / 1e9:.1f}B parameters (limit {max_timed_params / 1e9:.0f}B here); "
+                "FLOPs only",
             )
-        )
         return row, None
-    load = _load_note(device)
-    timing_key = (subject.architecture, subject.kind, row["tokens"], subject.num_labels, device, dtype, k)
-    if judge is not None or timing_key not in _TIMINGS:  # architectures are timed once per length in a process
-        with PeakMemory(device) as peak:
-            model = (
-                judge.model
-                if judge is not None
-                else build_model(config, model_kind, subject.num_labels, "cpu", torch_dtype, attn=None)
+    if timing:
+        timing_key = (subject.architecture, subject.kind, row["tokens"], subject.num_labels, device, dtype, k)
+        if judge is not None or timing_key not in _TIMINGS:  # architectures are timed once per length in a process
+            judge = None  # freed: loaded again inside the peak-memory block
+            judge, timed = _time_subject(
+                subject, config, model_kind, row["tokens"], device, torch_dtype, k, min_run_time
             )
-            model = model.to(device=device, dtype=torch_dtype).eval()
-            timed = time_model(model, model_kind, row["tokens"], device, subject.kind, k)
-        timed["peak_mem_mb"] = round(peak.mb, 1) if peak.mb is not None else ""
-        timed["notes"] = "; ".join(filter(None, [timed.get("notes"), load]))
-        _TIMINGS[timing_key] = timed
-    timed = _TIMINGS[timing_key]
-    row.update({key: value for key, value in timed.items() if key != "notes"})
-    row["notes"] = "; ".join(filter(None, [row.get("notes"), timed["notes"]]))
+            _TIMINGS[timing_key] = timed
+        timed = _TIMINGS[timing_key]
+        row.update({key: value for key, value in timed.items() if key not in ("notes", "other_load_raw")})
+        row["busy"] = "yes" if is_busy(timed["other_load_raw"], max_load) else ""
+        row["notes"] = _join(row.get("notes"), timed["notes"])
     accuracy = None
     if judge is not None and eval_set:
         judge.to(device=device, dtype=torch_dtype)
@@ -805,17 +939,58 @@ def measure(
 _TIMINGS: dict[tuple, dict] = {}
 
 
-def _load_note(device: str) -> str:
-    """The machine's load when timing started: timings on a busy CPU are slower than alone."""
-    if device.startswith("cuda") or not hasattr(os, "getloadavg"):
-        return ""
-    return f"CPU load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores when timed"
+def clear_timings() -> None:
+    """Forget the architectures timed in this process, so that the next ``measure`` times them again."""
+    _TIMINGS.clear()
 
 
-def _time_once(fn) -> float:
-    t = time.perf_counter()
-    fn()
-    return time.perf_counter() - t
+def _join(*notes) -> str:
+    return "; ".join(filter(None, notes))
+
+
+def _time_subject(subject, config, model_kind, tokens, device, torch_dtype, k, min_run_time) -> tuple:
+    """(the judge or None, the timing cells) of a subject built (architecture) or loaded again (judge
+    folder) inside the peak-memory block, so that its weights count in every row alike."""
+    judge = None
+    with PeakMemory(device) as peak:
+        if subject.folder is not None:
+            judge = Judge.load(str(subject.folder))
+            model = judge.model
+        else:
+            model = build_model(config, model_kind, subject.num_labels, "cpu", torch_dtype, attn=None)
+        model = model.to(device=device, dtype=torch_dtype).eval()
+        with MachineLoad() as load:
+            timed = time_model(model, model_kind, tokens, device, subject.kind, k, min_run_time=min_run_time)
+    timed["peak_mem_mb"], note = peak_memory_cell(peak.mb, model)
+    timed.update(load.fields(), other_load_raw=load.other_load)
+    timed["notes"] = _join(timed.get("notes"), note)
+    return judge, timed
+
+
+def _measure_regex(row: dict, records, timing: bool, min_run_time: float, max_load: float) -> dict:
+    """The regex judge's row: 0 FLOPs; latency per record over up to 100 records of ``records``, each
+    judged alone, in ``torch.utils.benchmark`` runs that judge them all."""
+    judge = RegexJudge()
+    row.update(weights="none", flops=0, notes="rules only, no neural network: 0 FLOPs")
+    if not records:
+        row["notes"] += "; not timed (no evaluation set)"
+    elif timing:
+        sample = records[:100]
+
+        def judge_each():
+            for record in sample:
+                judge.score_records([record])
+
+        with MachineLoad(max_load) as load:
+            m = measure_calls(judge_each, min_run_time)
+        row.update(latency_cells(m, per_call=len(sample)), best_batch_size=1, **load.fields())
+        row["throughput_per_s"] = 1000 / row["latency_p50_ms"]
+        row["notes"] += f"; latency = a run over {len(sample)} records judged one at a time, per record"
+    return row
+
+
+def _regex_accuracy(eval_set: EvalSet | None, env: dict, subject: Subject) -> dict | None:
+    return _accuracy(RegexJudge(), eval_set, env, subject.name) if eval_set else None
 
 
 def measure_judge_folder(
@@ -828,11 +1003,22 @@ def measure_judge_folder(
     device: str = "cpu",
     dtype: str = "fp32",
     eval_path=None,
+    min_run_time: float = MIN_RUN_TIME,
+    max_load: float = MAX_LOAD,
 ) -> tuple[dict, dict | None]:
     """Cost (token length from ``n`` embedded test records) and accuracy (on ``eval_path``, default
     real-test-v1, every row) of an exported judge folder."""
     subject = folder_subject(Path(folder), name, architecture)
-    return measure(subject, eval_records(n, seed), device, dtype, timing=timing, eval_set=load_eval_set(eval_path))
+    return measure(
+        subject,
+        eval_records(n, seed),
+        device,
+        dtype,
+        timing=timing,
+        eval_set=load_eval_set(eval_path),
+        min_run_time=min_run_time,
+        max_load=max_load,
+    )
 
 
 # --- results files ----------------------------------------------------------------------------------
@@ -892,12 +1078,27 @@ def pareto_front(points: list[tuple[str, float, float]]) -> set[str]:
     return front
 
 
+def row_is_busy(row: dict) -> bool:
+    """A results row written with ``--allow-busy`` while other processes loaded the machine."""
+    return str(row.get("busy") or "").strip().lower() in ("yes", "true", "1")
+
+
+def busy_rows(results_dir=None) -> dict[str, list[str]]:
+    """Per cost file (by its stem), the names of the rows left out of the table for being busy."""
+    return {
+        path.stem: names
+        for path in sorted(Path(results_dir or RESULTS_DIR).glob("cost-*.csv"))
+        if (names := [row["name"] for row in read_csv(path) if row_is_busy(row)])
+    }
+
+
 def result_tables(results_dir=None, quoted_file=None) -> dict[str, list[dict]]:
-    """Per cost file: its rows joined with their accuracy on real-test-v1, overall (``accuracy``) and per
-    category (``acc_<category>``), measured on the same device and dtype, else on any; the Pareto
-    front flag (real-test-v1 accuracies only). Accuracy rows of another evaluation set are left out
-    (``accuracy_source`` says so); a quoted accuracy (the authors' figure on their own test set) is
-    kept apart in ``quoted_accuracy``, out of the front and the plot."""
+    """Per cost file: its rows (but those timed on a busy machine: ``busy_rows``) joined with their
+    accuracy on real-test-v1, overall (``accuracy``) and per category (``acc_<category>``), measured on
+    the same device and dtype, else on any; the Pareto front flag (real-test-v1 accuracies only).
+    Accuracy rows of another evaluation set are left out (``accuracy_source`` says so); a quoted
+    accuracy (the authors' figure on their own test set) is kept apart in ``quoted_accuracy``, out of
+    the front and the plot."""
     results_dir = Path(results_dir or RESULTS_DIR)
     measured: dict[str, dict] = {}
     other_sets: dict[str, set[str]] = {}
@@ -917,6 +1118,8 @@ def result_tables(results_dir=None, quoted_file=None) -> dict[str, list[dict]]:
         }
         rows = []
         for row in read_csv(path):
+            if row_is_busy(row):  # timed on a busy machine: its timings say nothing about the judge
+                continue
             acc = same.get(row["name"]) or measured.get(row["name"]) or {}
             row.update(
                 accuracy=acc.get("accuracy", ""),
@@ -1043,8 +1246,10 @@ def plot_pareto(rows: list[dict], path=None) -> Path:
         ax.legend(loc="upper right")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
+    os.replace(tmp, path)
     return path
 
 
