@@ -179,6 +179,112 @@ def test_reference_recall_is_a_share_in_0_1(candidate, references):
         assert extract.reference_recall(ref, [ref]) == (1.0 if extract.alias_forms(ref) else 0.0)
 
 
+# ----------------------------------------------------------------------------- answers in other languages
+LANGUAGES = ["fr", "de", "es", "ko"]
+# the markers, numbers and labels the rules of fr, de, es and ko look for
+LANGUAGE_PHRASES = st.sampled_from(
+    [
+        "Réponse finale :",
+        "La réponse est",
+        "Réponse : ",
+        "Endgültige Antwort:",
+        "Die Antwort ist",
+        "Antwort:",
+        "Respuesta final:",
+        "La respuesta correcta es la",
+        "최종 답:",
+        "정답: ",
+        "답은 ",
+        "입니다",
+        "개",
+        "번",
+        "③",
+        "①",
+        "3,5",
+        "1.000",
+        "1 000",
+        "12.345,67",
+        "{,}",
+        "\u202f",
+        "sept",
+        "dix-sept",
+        "zwölf",
+        "veinte",
+        "일곱",
+        "이십삼",
+        "moins",
+        "la",
+        " litres",
+        "«",
+        "»",
+        "9" * 5000 + ",5",
+        "1." + "000." * 1500 + "000",
+    ]
+)
+LANGUAGE_CANDIDATE = st.one_of(
+    CANDIDATE, st.lists(st.one_of(LANGUAGE_PHRASES, PHRASES, ANSWERISH), max_size=12).map("".join)
+)
+OPTIONS = st.one_of(st.none(), st.lists(st.sampled_from(list("ABCDEFGHIJ") + ["1", "2", "10"]), max_size=6))
+
+
+@FAST
+@given(LANGUAGE_CANDIDATE, OPTIONS, st.sampled_from(LANGUAGES))
+@example("정답: ③", ["A", "B"], "ko")  # a third option where the question lists two
+@example("Réponse finale : " + "9" * 5000 + ",5", None, "fr")
+def test_extract_answer_in_a_language_never_raises_and_names_its_rule(text, options, language):
+    answer, rule = extract.extract_answer(text, options, language)
+    assert (answer is None) == (rule is None)
+    assert answer is None or isinstance(answer, str) and answer
+    assert rule is None or rule in RULES
+    assert extract.final_answer(text, options, language) == answer
+    for value in (
+        extract.conclusion_value(text, language=language),
+        extract.concluding_statement(text, language=language),
+    ):
+        assert value is None or isinstance(value, str)
+    assert extract.opening_option(text, options or ["A"], language) in (None, *(options or ["A"]), "1", "2", "3")
+
+
+@FAST
+@given(LANGUAGE_CANDIDATE, OPTIONS, st.sampled_from(["en", "EN", "it", "xx", "", None]))
+def test_english_and_unknown_languages_are_read_by_the_english_rules(text, options, language):
+    assert extract.extract_answer(text, options, language) == extract.extract_answer(text, options)
+    assert extract.number_value(text, language) == extract.number_value(text)
+    assert extract.qa_normalize(text, language) == extract.qa_normalize(text)
+
+
+@FAST
+@given(
+    st.fractions(max_denominator=1000).filter(lambda x: abs(x) < 10**9 and extract.terminating(x)),
+    st.sampled_from(LANGUAGES),
+)
+def test_a_number_in_a_languages_notation_is_read_back(x, language):
+    from bertjudge.data.corpus.multilingual import local
+
+    written = local(x, language)  # "1 234,5" (fr), "1.234,5" (de, es), "1,234.5" (ko) ...
+    assert extract.number_value(written, language) == x
+    assert extract.number_value(local(x, language, group=""), language) == x
+
+
+@FAST
+@given(LANGUAGE_CANDIDATE, st.sampled_from(LANGUAGES))
+def test_number_value_in_a_language_never_raises(text, language):
+    for s in (text, extract.final_answer(text, None, language)):
+        value = extract.number_value(s, language)
+        assert value is None or isinstance(value, Fraction)
+
+
+@FAST
+@given(st.one_of(st.text(max_size=120), LANGUAGE_CANDIDATE), st.sampled_from(LANGUAGES))
+@example("L'Allemagne", "fr")
+@example("서울입니다", "ko")
+def test_qa_normalize_in_a_language_is_a_normal_form(text, language):
+    normal = extract.qa_normalize(text, language)
+    assert isinstance(normal, str) and normal == normal.strip() and "  " not in normal
+    assert extract.qa_normalize(normal, language) == normal
+    assert 0.0 <= extract.reference_recall(text, [text, "x"], language) <= 1.0
+
+
 # ----------------------------------------------------------------------------- the option parser
 OPTION_LINES = st.lists(
     st.tuples(

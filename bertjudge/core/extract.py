@@ -9,6 +9,15 @@ A marker followed by a whole sentence ("Final Answer: The smallest value of x^2 
 gives the value that sentence states. ``extract_answer`` also says which rule found the answer.
 ``number_value`` reads an answer written only as a number ("1,875", "\\frac{57}{2}", "4 1/3",
 "one hundred ninety-five") and ``fmt`` writes a number canonically.
+
+Languages: the functions that read a candidate take an optional ``language`` (ISO 639-1, a record's
+``meta.language``, ``language_of``). ``en``, None and any language without rules here read the text by the
+English rules above, unchanged. French, German, Spanish and Korean (``LANGUAGE_RULES``) add their markers
+("Réponse finale :", "Die Antwort ist", "La respuesta es", "정답:", "최종 답:") to the English ones, read
+numbers in the language's notation (fr/de/es: "3,5" = 3.5, "1.000" and "1 000" = 1000, rewritten as "3.5" and
+"1000" so that the comparison rules read them; multiple-choice answers, whose options are compared as
+written, are left as they are), small number words ("sept", "zwölf", "veinte", "일곱", "삼") and, for Korean,
+circled option numbers ("③" = the third option) and the copula or counter after an answer ("B입니다", "7개").
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from fractions import Fraction
+from typing import NamedTuple
 
 _FINAL = re.compile(r"final\s+answer\s*\**\s*(?::|\bis\b\s*:?)\s*\**", re.IGNORECASE)
 _ANSWER_IS = re.compile(
@@ -142,10 +152,10 @@ def _math_value(text: str, pos: int) -> tuple[str | None, int]:
     return None, pos
 
 
-def _copula_value(sentence: str) -> tuple[str | None, bool]:
-    """``(value, listed)``: the first value stated by a copula ("is", "are", "=", "equals"…) in
-    ``sentence``, or ``(None, True)`` when that value starts a list or a hedge ("are 0 and 7")."""
-    for match in _COPULA.finditer(sentence):
+def _copula_value(sentence: str, copula: re.Pattern = _COPULA) -> tuple[str | None, bool]:
+    """``(value, listed)``: the first value stated by a copula ("is", "are", "=", "equals"…; ``copula``: these and
+    a language's) in ``sentence``, or ``(None, True)`` when that value starts a list or a hedge ("are 0 and 7")."""
+    for match in copula.finditer(sentence):
         if _HEDGE.search(sentence, 0, match.start()):  # "it could be 26 weeks, or possibly 6"
             return None, True
         pos = match.end()
@@ -176,16 +186,25 @@ def _standalone_numbers(sentence: str) -> list[str]:
     return found
 
 
-def conclusion_value(text: str, max_sentences: int = 3) -> str | None:
+def conclusion_value(text: str, max_sentences: int = 3, language: str | None = None) -> str | None:
     """The value the concluding sentence states: the last of the final ``max_sentences``
     sentences (asides such as "Note: …" skipped) that holds a number gives its first copula value
     ("there are 5,050 triples with a + b + c = 99" → "5,050") or the one number it holds;
     None when that sentence states no clean value, lists several ("are $0$ and $k$") or is longer
-    than ``MAX_SENTENCE_CHARS``."""
+    than ``MAX_SENTENCE_CHARS``. ``language``: its copulas count too ("est", "ist", "es") and its numbers are
+    read in its notation."""
+    rules = _rules(language)
+    if rules:
+        return _conclusion_value(_delocalize(text, rules), max_sentences, rules.copula)
+    return _conclusion_value(text, max_sentences, _COPULA)
+
+
+def _conclusion_value(text: str, max_sentences: int, copula: re.Pattern) -> str | None:
+    """``conclusion_value`` with the copulas of a language, numbers as the text writes them."""
     sentence = _concluding_sentence(text, max_sentences)
     if sentence is None:
         return None
-    value, listed = _copula_value(sentence)
+    value, listed = _copula_value(sentence, copula)
     if value or listed:
         return value
     numbers = _standalone_numbers(sentence)  # the sentence's one number, when it has no other
@@ -218,25 +237,29 @@ _TRAILING_CLAUSE = re.compile(r",\s*(?:which|where|since|because|as|so|but)\b", 
 MAX_STATEMENT_CHARS = 160
 
 
-def concluding_statement(text: str, max_sentences: int = 3) -> str | None:
+def concluding_statement(text: str, max_sentences: int = 3, language: str | None = None) -> str | None:
     """What the concluding sentence states, whole, for answers that are an expression, a tuple or a
     set rather than one number: the rest of the sentence after its first copula outside math ("the
     minimum is 1/n." → "1/n"; "the values are a = 3, b = -7, and c = 4." → "a = 3, b = -7, and c = 4"),
     after its last "=" when it has no such copula ("x^2 + y^2 = (2b + a^3) / (3a)" → "(2b + a^3) / (3a)"),
     or the sentence itself when it is a bare formula ("2^(2n)"); a trailing ", which …" clause is cut.
     The concluding sentence is the last of the final ``max_sentences`` (asides skipped) that holds a
-    digit; None when there is none, when it is run-on text, or prose that states nothing by a copula."""
+    digit; None when there is none, when it is run-on text, or prose that states nothing by a copula.
+    ``language``: its copulas count too, its numbers are read in its notation and its words are prose."""
+    rules = _rules(language)
+    if rules:
+        text = _delocalize(text, rules)
     sentence = _concluding_sentence(text, max_sentences)
     if sentence is None:
         return None
     sentence = sentence.strip()
     masked = _MATH_SPAN.sub(lambda m: " " * len(m.group()), sentence)  # copulas outside math only
-    copula = _WORD_COPULA.search(masked)
+    copula = (rules.word_copula if rules else _WORD_COPULA).search(masked)
     if copula:
         statement = sentence[copula.end() :]
     elif "=" in sentence:
         statement = sentence[sentence.rindex("=") + 1 :]
-    elif _PROSE.search(masked):
+    elif (_PROSE_ANY if rules else _PROSE).search(masked):
         return None
     else:
         statement = sentence
@@ -273,52 +296,88 @@ def _last_answer_after(pattern: re.Pattern, text: str, end_pattern: re.Pattern) 
     return None
 
 
-def opening_option(text: str, labels) -> str | None:
+def opening_option(text: str, labels, language: str | None = None) -> str | None:
     """The option label that opens ``text`` with its text ("A. Hanoi", "* (E) February", "(4) Mg"),
     when it is one of ``labels`` (those the question lists, ``parse_options``); None otherwise, and
-    when a later line opens with a label too (the options listed again, no choice made)."""
+    when a later line opens with a label too (the options listed again, no choice made). Korean
+    (``language="ko"``): a circled number opens one too ("③ 파리": the third option)."""
+    circled = bool(_rules(language) and _rules(language).circled)
+    if circled:
+        text = _circled_as_numbers(text)
     first, *rest = text.strip().split("\n")
     match = _OPTION_FIRST.match(first)
     label = match and (match.group(1) or match.group(2))
+    if circled and label and label.isdigit():  # "③ 파리" is the third option, "C" where they are lettered
+        label = _option_number(int(label), labels)
     if not label or label.upper() not in {str(x).upper() for x in labels} or any(map(_OPTION_FIRST.match, rest)):
         return None
     return label.upper()
 
 
-def extract_answer(text: str, options=None) -> tuple[str | None, str | None]:
+def extract_answer(text: str, options=None, language: str | None = None) -> tuple[str | None, str | None]:
     """``(answer, rule)``: the rule-extracted final answer of a candidate and the rule that found it
     (``final-answer``, ``boxed``, ``answer-is``, ``option``, ``option-first``, ``conclusion`` or ``last-number``;
     the last is the weakest), or ``(None, None)`` when nothing is found. ``options``: the option
-    labels the question lists (``parse_options``), for ``option-first`` (``opening_option``)."""
+    labels the question lists (``parse_options``), for ``option-first`` (``opening_option``).
+    ``language``: the candidate's language (``LANGUAGE_RULES``; English rules for any other), see the module
+    docstring: its markers and the English ones, numbers in its notation written back in English notation."""
     if not isinstance(text, str) or not text.strip():
         return None, None
-    answer = _last_answer_after(_FINAL, text, _SENTENCE_END)
+    rules = _rules(language)
+    if rules is None:
+        return _extract(text, options, _FINAL, _ANSWER_IS, _OPTION_LINE, _refine, conclusion_value, None)
+    written: dict[str, str] = {}
+    text = _delocalize(text, rules, written)
+    answer, rule = _extract(
+        text,
+        options,
+        rules.final,
+        rules.answer_is,
+        rules.option_line,
+        lambda a: _refine_in(a, rules),
+        lambda t: _conclusion_value(t, 3, rules.copula),
+        language,
+    )
+    if answer is None:  # the whole answer is a number in words: "Sept.", "일곱 개"
+        spelled = _localized_answer(text.strip(), options, rules)
+        return (spelled, "last-number") if re.fullmatch(r"-?\d+", spelled) else (None, None)
+    if options:  # multiple-choice answers are compared with the options as the question writes them: "3,45"
+        answer = _as_written(answer, written)
+    return _localized_answer(answer, options, rules), rule
+
+
+def _extract(
+    text, options, final, answer_is, option_line, refine, conclusion, language
+) -> tuple[str | None, str | None]:
+    """``extract_answer``'s rules in order, with the markers (``final``, ``answer_is``, ``option_line``), the
+    ``refine`` step and the ``conclusion`` rule of one language."""
+    answer = _last_answer_after(final, text, _SENTENCE_END)
     if answer:  # "Final answer: the correct answer is (C)" → "(C)"
-        return _refine(_last_answer_after(_ANSWER_IS, answer, _SENTENCE_END) or answer), "final-answer"
+        return refine(_last_answer_after(answer_is, answer, _SENTENCE_END) or answer), "final-answer"
     answer = boxed(text)
     if answer:
         return answer, "boxed"
-    answer = _last_answer_after(_ANSWER_IS, text, _CLAUSE_END)
+    answer = _last_answer_after(answer_is, text, _CLAUSE_END)
     if answer:
-        return _refine(answer), "answer-is"
+        return refine(answer), "answer-is"
     last_line = text.strip().rsplit("\n", 1)[-1].strip().strip(_EMPHASIS).strip()
-    option = _OPTION_LINE.search(last_line)
+    option = option_line.search(last_line)
     if option:
         return option.group(1).upper(), "option"
-    option = opening_option(text, options) if options else None
+    option = opening_option(text, options, language) if options else None
     if option:
         return option, "option-first"
-    answer = conclusion_value(text)
+    answer = conclusion(text)
     if answer:
         return answer, "conclusion"
     numbers = _NUMBER.findall(_LATEX_FRAC.sub(r"\1/\2", text[-3000:]))
     return (numbers[-1].replace("−", "-"), "last-number") if numbers else (None, None)
 
 
-def final_answer(text: str, options=None) -> str | None:
-    """The rule-extracted final answer of a candidate, or None when nothing is found (``options``:
-    as for ``extract_answer``)."""
-    return extract_answer(text, options)[0]
+def final_answer(text: str, options=None, language: str | None = None) -> str | None:
+    """The rule-extracted final answer of a candidate, or None when nothing is found (``options``,
+    ``language``: as for ``extract_answer``)."""
+    return extract_answer(text, options, language)[0]
 
 
 def option_letter(s: str | None) -> str | None:
@@ -331,9 +390,12 @@ def option_letter(s: str | None) -> str | None:
 
 
 def normalize_answer(s: str | None) -> str:
-    """Case-, whitespace-, emphasis- and edge-punctuation-insensitive form; "(b)", "B." → "B"."""
+    """Case-, whitespace-, emphasis- and edge-punctuation-insensitive form; "(b)", "B." → "B"; a circled
+    option number is its number ("③" → "3", as ``extract_answer`` reads it in Korean)."""
     if not isinstance(s, str):
         return ""
+    if len(s.strip()) == 1 and s.strip() in _CIRCLED:
+        return str(_CIRCLED.index(s.strip()) + 1)
     previous = None
     while s != previous:
         previous = s
@@ -347,15 +409,19 @@ def normalize_answer(s: str | None) -> str:
 
 
 def options_of(record: dict) -> list[str] | None:
-    """The option labels a multiple-choice record's question lists (for ``extract_answer``), else None."""
+    """The option labels a multiple-choice record's question lists (for ``extract_answer``), else None
+    (read in the record's language, ``language_of``: Korean circled numbers are labels "1", "2" …)."""
     if record.get("category") != "multiple_choice" or not record.get("question"):
         return None
-    return parse_options(record["question"])[0] or None
+    return parse_options(record["question"], language_of(record))[0] or None
 
 
-def parse_options(question: str) -> tuple[list[str], list[str]]:
+def parse_options(question: str, language: str | None = None) -> tuple[list[str], list[str]]:
     """(labels, texts) of the answer options listed in a question: one per line ('A.', '(B)', '- C:',
-    '(1)', '2)') or inline '(A) x (B) y'; empty lists when none are found."""
+    '(1)', '2)') or inline '(A) x (B) y'; empty lists when none are found. Korean (``language="ko"``):
+    lines that open with a circled number ('① 파리') too, labelled '1', '2' …"""
+    if _rules(language) and _rules(language).circled:
+        question = _circled_as_numbers(question)
     found = [(m[1] or m[2], m[3]) for m in _LISTED_OPTION.finditer(question)]
     if len(found) < 2:
         found = [(m[1], m[2].strip()) for m in _INLINE_OPTION.finditer(question)]
@@ -445,13 +511,18 @@ def _words_value(text: str) -> int | None:
     return sign * (total + current) if seen else None
 
 
-def number_value(answer: str | None) -> Fraction | None:
+def number_value(answer: str | None, language: str | None = None) -> Fraction | None:
     """The value of an answer written only as a number: '1,875', '$1,875.00', '-3.50', '.5', '13/3',
     '4 1/3', '\\frac{57}{2}' (math delimiters and emphasis around it are ignored), or in words
     ('one hundred ninety-five'); None for anything else (units, percents, several numbers, prose) and for
-    more than ``MAX_NUMBER_DIGITS`` digits."""
+    more than ``MAX_NUMBER_DIGITS`` digits. ``language``: in its notation ("3,5", "1.000", "1 000" in fr/de/es)
+    and its number words ("sept", "zwölf", "일곱") too."""
     if not isinstance(answer, str) or sum(c.isdigit() for c in answer) > MAX_NUMBER_DIGITS:
         return None
+    rules = _rules(language)
+    if rules:
+        word = _word_number(answer, rules)
+        return Fraction(word) if word is not None else number_value(_delocalize(answer, rules))
     s, previous = answer.replace("−", "-"), None
     while s != previous:
         previous = s
@@ -476,16 +547,20 @@ _QA_PARENTHETICAL = re.compile(r"\s*\([^()]*\)\s*")
 _QA_INVERTED = re.compile(r"([^,]+),\s*([^,]+)")
 
 
-def qa_normalize(text: str) -> str:
+def qa_normalize(text: str, language: str | None = None) -> str:
     """SQuAD-style normal form for open-QA matching: accents and case dropped, punctuation as
-    spaces, articles removed ("The Muppet Show." → "muppet show")."""
+    spaces, articles removed ("The Muppet Show." → "muppet show"); ``language``: its articles too
+    ("l'Allemagne" → "allemagne"), and Hangul kept whole."""
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c)).lower()
     text = "".join(" " if unicodedata.category(c).startswith(("P", "S")) else c for c in text)
+    rules = _rules(language)
+    if rules:
+        text = rules.articles.sub(" ", unicodedata.normalize("NFC", text))
     return " ".join(_QA_ARTICLES.sub(" ", text).split())
 
 
-def alias_forms(reference: str) -> list[str]:
+def alias_forms(reference: str, language: str | None = None) -> list[str]:
     """A reference's normal forms: as written, without a parenthetical ("Matthew Perry
     (disambiguation)" → "matthew perry") and un-inverted ("Perry, Matthew" → "matthew perry")."""
     forms = {reference}
@@ -495,7 +570,7 @@ def alias_forms(reference: str) -> list[str]:
         inverted = _QA_INVERTED.fullmatch(bare)
         if inverted:
             forms.add(f"{inverted[2]} {inverted[1]}")
-    return sorted(f for f in dict.fromkeys(map(qa_normalize, forms)) if f)
+    return sorted(f for f in dict.fromkeys(qa_normalize(form, language) for form in forms) if f)
 
 
 _QA_BREAK = re.compile(r"([.!?])\s+(?=[A-Z0-9\"“(])|\n+")
@@ -513,16 +588,342 @@ def first_sentence(text: str, max_chars: int = 300) -> str:
     return text[:max_chars]
 
 
-def reference_recall(candidate: str, references: list[str]) -> float:
+def reference_recall(candidate: str, references: list[str], language: str | None = None) -> float:
     """The largest share of one reference form's words that the candidate contains (1.0: some
     reference appears word for word, in any order; 0.0: none of their words does)."""
-    return max(reference_recalls(candidate, references), default=0.0)
+    return max(reference_recalls(candidate, references, language), default=0.0)
 
 
-def reference_recalls(candidate: str, references: list[str]) -> list[float]:
-    """``reference_recall`` of each reference apart (the candidate is normalized once)."""
-    words = set(qa_normalize(candidate).split())
+def reference_recalls(candidate: str, references: list[str], language: str | None = None) -> list[float]:
+    """``reference_recall`` of each reference apart (the candidate is normalized once). ``language``: its
+    articles are dropped too; in Korean a word counts when a candidate word starts with it (particles and
+    the copula follow the noun: "서울입니다" names "서울")."""
+    words = set(qa_normalize(candidate, language).split())
+    rules = _rules(language)
+
+    def named(token: str) -> bool:
+        return token in words or bool(rules and rules.suffixed and any(w.startswith(token) for w in words))
+
     return [
-        max((sum(t in words for t in form.split()) / len(form.split()) for form in alias_forms(ref)), default=0.0)
+        max(
+            (sum(map(named, form.split())) / len(form.split()) for form in alias_forms(ref, language)),
+            default=0.0,
+        )
         for ref in references
     ]
+
+
+# ---- languages: markers, notation and number words of fr, de, es, ko ----------------------------
+_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
+_CIRCLED_ANY = re.compile(f"[{_CIRCLED}]")
+# numbers in a comma language: "1.234,5" / "1 234,5" (thousands groups, then a decimal comma), "3,5", "3{,}5"
+_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:(?:\.\d{3})+|(?:[ \u00a0\u202f]\d{3})+)(?:,\d+)?(?![\d]|[.,]\d)")
+_DECIMAL_COMMA = re.compile(r"(?<![\d.,])\d+,\d+(?![\d]|[.,]\d)")
+_KO_COPULA = re.compile(r"\s*(?:이었습니다|였습니다|입니다|이에요|예요|이다|임)$")
+_KO_COUNTER = re.compile(r"(.+?)\s*(?:개|명|권|마리|살|대|장|원|시간|분|초|미터|리터|킬로그램|년)")
+# "③", "③ 파리", "3번": the third option
+_PICKED_NUMBER = re.compile(f"[(\\[]?([{_CIRCLED}])[)\\]]?\\.?(?:\\s+\\S.*)?|(\\d{{1,2}})\\s*번")
+_UNIT_WORDS = re.compile(r"([-+]?\d[\d.,]*(?:/\d+)?)\s+[^\W\d_]+(?:[ '’-][^\W\d_]+)?")  # "4 crayons", "3.5 Liter"
+_PROSE_ANY = re.compile(r"(?<!\w)[^\W\d_]{2,}(?:[ ,]+[^\W\d_]{2,}(?!\w)){2,}")  # three words in a row, any script
+_LANGUAGE_EDGE = " \u00a0\u202f«»‹›„"
+
+
+class LanguageRules(NamedTuple):
+    """How candidates in one language state their answer (added to the English rules, never instead of them)."""
+
+    final: re.Pattern  # "Réponse finale :" (and the English "Final answer:")
+    answer_is: re.Pattern  # "La réponse est", a "Réponse :" line
+    option_line: re.Pattern  # a last line that is an option label
+    copula: re.Pattern  # "est", "ist", "es", "=": the value a concluding sentence states
+    word_copula: re.Pattern  # the same, for the statement of a concluding sentence
+    option_prefix: re.Pattern  # "la B", "Option C": an article or the word "option" before a label
+    numbers: dict[str, int]  # number words, folded (``_fold``)
+    minus: tuple[str, ...]
+    articles: re.Pattern  # dropped for open-QA matching, with the English ones
+    decimal_comma: bool  # "3,5" = 3.5, "1.000" = "1 000" = 1000
+    circled: bool  # circled option numbers ("③")
+    suffixed: bool  # particles and the copula follow a word ("서울입니다"): match word prefixes
+
+
+def _fold(word: str, keep_hangul: bool = False) -> str:
+    """A number word's lookup form: lower case, accents and "ß" folded, hyphens as spaces ("Dix-Sept" → "dix sept")."""
+    word = word.lower().replace("ß", "ss")
+    if not keep_hangul:
+        word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
+    return " ".join(re.split(r"[\s\-]+", word.strip()))
+
+
+def _word_table(words: dict[int, str], keep_hangul: bool = False) -> dict[str, int]:
+    """``{folded word: value}`` from ``{value: "word|variant|…"}``."""
+    return {_fold(w, keep_hangul): n for n, variants in words.items() for w in variants.split("|")}
+
+
+_FR_WORDS = {
+    0: "zéro",
+    1: "un|une",
+    **dict(
+        enumerate("deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize".split(), 2)
+    ),
+    17: "dix-sept",
+    18: "dix-huit",
+    19: "dix-neuf",
+    20: "vingt",
+    30: "trente",
+    40: "quarante",
+    50: "cinquante",
+    60: "soixante",
+    70: "soixante-dix",
+    80: "quatre-vingts|quatre-vingt",
+    90: "quatre-vingt-dix",
+    100: "cent",
+}
+_DE_WORDS = {
+    0: "null",
+    1: "eins|ein|eine",
+    **dict(
+        enumerate(
+            "zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn "
+            "siebzehn achtzehn neunzehn zwanzig".split(),
+            2,
+        )
+    ),
+    30: "dreißig",
+    40: "vierzig",
+    50: "fünfzig",
+    60: "sechzig",
+    70: "siebzig",
+    80: "achtzig",
+    90: "neunzig",
+    100: "hundert|einhundert",
+}
+_ES_WORDS = {
+    0: "cero",
+    1: "uno|una|un",
+    **dict(
+        enumerate(
+            "dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciséis diecisiete "
+            "dieciocho diecinueve veinte".split(),
+            2,
+        )
+    ),
+    30: "treinta",
+    40: "cuarenta",
+    50: "cincuenta",
+    60: "sesenta",
+    70: "setenta",
+    80: "ochenta",
+    90: "noventa",
+    100: "cien|ciento",
+}
+_KO_SINO = "영 일 이 삼 사 오 육 칠 팔 구".split()  # Sino-Korean digits: 이십삼 = 23
+_KO_NATIVE = [
+    "",
+    "하나|한",
+    "둘|두",
+    "셋|세|석",
+    "넷|네",
+    "다섯",
+    "여섯",
+    "일곱",
+    "여덟",
+    "아홉",
+]  # native: 스물셋 = 23
+_KO_NATIVE_TENS = ["", "열", "스물|스무", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
+
+
+def _korean_words() -> dict[int, str]:
+    """0-100 in Sino-Korean (영, 일 … 십, 이십삼, 백) and 1-99 in native Korean (하나 … 열, 스물셋; 한, 두 … before a counter)."""
+    words = {0: "영|공", 100: "백"}
+    for n in range(1, 100):
+        tens, ones = divmod(n, 10)
+        sino = ("" if tens < 2 else _KO_SINO[tens]) + ("십" if tens else "") + (_KO_SINO[ones] if ones else "")
+        native = [t + o for t in _KO_NATIVE_TENS[tens].split("|") for o in (_KO_NATIVE[ones] or "").split("|")]
+        words[n] = "|".join([sino, *native])
+    return words
+
+
+def _language(
+    final: str, answer_is: str, option_words: str, copula: str, word_copula: str, articles: str, **rest
+) -> LanguageRules:
+    """A language's rules, its markers joined to the English ones."""
+    label = r"[A-J]|[" + _CIRCLED + "]" if rest.get("circled") else r"[A-J]"
+    return LanguageRules(
+        final=re.compile(f"{_FINAL.pattern}|{final}", re.IGNORECASE),
+        answer_is=re.compile(f"{_ANSWER_IS.pattern}|{answer_is}", re.IGNORECASE | re.MULTILINE),
+        option_line=re.compile(
+            rf"(?:^|\b(?:answer|option|choice)(?:\s+is)?\s*[:\-]?\s*|(?:{option_words})\s*[:\-]?\s*)"
+            rf"[(\[]?({label})[)\]]?(?:번)?[.:]?$",
+            re.IGNORECASE,
+        ),
+        copula=re.compile(f"{_COPULA.pattern}|{copula}", re.IGNORECASE),
+        word_copula=re.compile(f"{_WORD_COPULA.pattern}|{word_copula}", re.IGNORECASE),
+        option_prefix=re.compile(rf"(?i:(?:{articles})\s+)?(?i:(?:option|{option_words})\s+)?"),
+        numbers=_word_table(rest.pop("words"), keep_hangul=rest.get("suffixed", False)),
+        minus=rest.pop("minus"),
+        articles=re.compile(rf"\b(?:{articles})\b") if articles else re.compile(r"(?!)"),
+        decimal_comma=rest.get("decimal_comma", False),
+        circled=rest.get("circled", False),
+        suffixed=rest.get("suffixed", False),
+    )
+
+
+_NEVER = r"(?!)"
+LANGUAGE_RULES: dict[str, LanguageRules] = {
+    "fr": _language(
+        final=r"\br[ée]ponse\s+(?:finale|d[ée]finitive)\s*\**\s*(?::|\best\b\s*:?)\s*\**",
+        answer_is=r"\b(?:la|ma)\s+(?:bonne\s+|vraie\s+)?r[ée]ponse\s+(?:correcte\s+|exacte\s+)?(?:est|serait|sera)"
+        r"(?:\s+(?:donc|alors|bien))?\s*:?|^[ \t>#*_-]*r[ée]ponse[ \t\u00a0\u202f*_]*:",
+        option_words=r"\br[ée]ponse(?:\s+est)?|\bchoix",
+        copula=r"\b(?:est|sont|vaut|valent|[ée]gale?|font|fait|donne)\b(?:\s+(?:donc|alors|exactement|environ|de|"
+        r"[ée]gale?\s+[àa]))*\s*",
+        word_copula=r"\b(?:est|sont|vaut|valent|[ée]gale?|font|fait)\b(?:\s+(?:donc|alors|exactement|de))*(?:\s*:)?",
+        articles="le|la|les|l|un|une|des|du",
+        words=_FR_WORDS,
+        minus=("moins",),
+        decimal_comma=True,
+    ),
+    "de": _language(
+        final=r"\b(?:endg[üu]ltige|finale)\s+antwort\s*\**\s*(?::|\b(?:ist|lautet)\b\s*:?)\s*\**",
+        answer_is=r"\bdie\s+(?:richtige\s+|korrekte\s+)?antwort\s+(?:ist|lautet|w[äa]re)"
+        r"(?:\s+(?:also|daher|somit|demnach))?\s*:?|^[ \t>#*_-]*antwort[ \t*_]*:",
+        option_words=r"\bantwort(?:\s+ist)?|\bauswahl",
+        copula=r"\b(?:ist|sind|betr[äa]gt|betragen|ergibt|ergeben|lautet|macht)\b(?:\s+(?:also|somit|daher|genau|"
+        r"etwa|ungef[äa]hr|insgesamt|gleich))*\s*",
+        word_copula=r"\b(?:ist|sind|betr[äa]gt|betragen|ergibt|ergeben|lautet)\b(?:\s+(?:also|somit|daher|genau))*"
+        r"(?:\s*:)?",
+        articles="der|die|das|den|dem|des|ein|eine|einen|einem|einer|eines",
+        words=_DE_WORDS,
+        minus=("minus",),
+        decimal_comma=True,
+    ),
+    "es": _language(
+        final=r"\brespuesta\s+(?:final|definitiva)\s*\**\s*(?::|\bes\b\s*:?)\s*\**",
+        answer_is=r"\bla\s+respuesta\s+(?:correcta\s+)?(?:es|ser[íi]a)(?:\s+(?:entonces|pues|por\s+tanto))?\s*:?"
+        r"|^[ \t>#*_¿-]*respuesta[ \t*_]*:",
+        option_words=r"\brespuesta(?:\s+es)?|\bopci[óo]n|\balternativa",
+        copula=r"\b(?:es|son|vale|valen|da|dan|equivale\s+a|resulta|queda|quedan)\b(?:\s+(?:entonces|exactamente|"
+        r"aproximadamente|igual\s+a|de|en\s+total))*\s*",
+        word_copula=r"\b(?:es|son|vale|valen|equivale\s+a|resulta)\b(?:\s+(?:entonces|exactamente|igual\s+a))*"
+        r"(?:\s*:)?",
+        articles="el|la|los|las|un|una|unos|unas|lo",
+        words=_ES_WORDS,
+        minus=("menos",),
+        decimal_comma=True,
+    ),
+    "ko": _language(
+        final=r"최종\s*(?:정답|답변|답|결과)(?:\s*[:：]|\s*(?:은|는)(?:\s*바로)?\s*[:：]?)",
+        answer_is=r"(?<![가-힣])(?:정답|해답|답변|답)(?:\s*[:：]|\s*(?:은|는)(?:\s*바로)?\s*[:：]?)",
+        option_words=r"(?<![가-힣])(?:정답|답|보기)\s*(?:은|는)?",
+        copula=r"(?<=[가-힣])(?:은|는|이|가)\s+(?=[-+−]?\d)",  # "남은 사과는 7개입니다": the value after the subject
+        word_copula=_NEVER,  # the copula ends a Korean sentence: no statement follows it
+        articles="",
+        words=_korean_words(),
+        minus=("마이너스",),
+        circled=True,
+        suffixed=True,
+    ),
+}
+
+
+def language_code(language) -> str:
+    """A language tag as its lower-case ISO 639-1 code ("fr-CA" → "fr", "DE" → "de"); "en" when missing."""
+    if not isinstance(language, str) or not language.strip():
+        return "en"
+    return re.split(r"[-_]", language.strip().lower(), maxsplit=1)[0]
+
+
+def language_of(record: dict) -> str:
+    """A record's language: ``meta.language`` (``language_code``), "en" when it has none."""
+    meta = record.get("meta") if isinstance(record, dict) else None
+    return language_code(meta.get("language") if isinstance(meta, dict) else None)
+
+
+def _rules(language) -> LanguageRules | None:
+    """The rules of a language; None for English and for languages without rules (the English rules read them)."""
+    return LANGUAGE_RULES.get(language_code(language)) if language is not None else None
+
+
+def _circled_as_numbers(text: str) -> str:
+    """Circled option numbers as numbered labels: "③ 파리" → "(3) 파리"."""
+    return _CIRCLED_ANY.sub(lambda m: f"({_CIRCLED.index(m.group()) + 1})", text)
+
+
+def _option_number(n: int, labels) -> str:
+    """The label of the n-th option: the n-th letter where the question letters them, else the number."""
+    labels = [str(x) for x in labels or ()]
+    if labels and all(x.isalpha() for x in labels) and 1 <= n <= len(labels):
+        return labels[n - 1].upper()
+    return str(n)
+
+
+def _delocalize(text: str, rules: LanguageRules, written: dict[str, str] | None = None) -> str:
+    """Numbers of a comma language in English notation: "1.234,5" / "1 234,5" → "1234.5", "3,5" / "3{,}5" → "3.5"
+    (a dot before other than three digits stays a decimal point: "3.14"; "1, 2, 3" stays a list). ``written``
+    collects each rewritten number and how the text wrote it."""
+    if not rules.decimal_comma or not any(c.isdigit() for c in text):
+        return text
+
+    def rewrite(match: re.Match) -> str:
+        english = re.sub(r"[.\s]", "", match.group()).replace(",", ".")
+        if written is not None:
+            written.setdefault(english, match.group())
+        return english
+
+    text = text.replace("{,}", ",")
+    text = _THOUSANDS.sub(rewrite, text)
+    return _DECIMAL_COMMA.sub(rewrite, text)
+
+
+def _as_written(answer: str, written: dict[str, str]) -> str:
+    """An answer read from rewritten numbers, in the notation the candidate wrote them ("3.45" → "3,45")."""
+    if not written:
+        return answer
+    pattern = re.compile(
+        r"(?<![\d.])(?:" + "|".join(map(re.escape, sorted(written, key=len, reverse=True))) + r")(?![\d])"
+    )
+    return pattern.sub(lambda m: written[m.group()], answer)
+
+
+def _refine_in(answer: str, rules: LanguageRules) -> str:
+    """A marker's answer that is a whole sentence, in any script, gives the value its copula states."""
+    if _PROSE_ANY.search(re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", answer)):
+        return _copula_value(answer, rules.copula)[0] or answer
+    return answer
+
+
+def _word_number(answer: str, rules: LanguageRules) -> int | None:
+    """The value of an answer that is one number word of the language ("sept", "moins trois", "열둘"), else None."""
+    s = _fold(answer.strip(_EDGE_PUNCT + _LANGUAGE_EDGE).strip(_EMPHASIS), keep_hangul=rules.suffixed)
+    sign = 1
+    for minus in rules.minus:
+        if s.startswith(minus + " "):
+            sign, s = -1, s[len(minus) + 1 :]
+    value = rules.numbers.get(s)
+    return None if value is None else sign * value
+
+
+def _localized_answer(answer: str, options, rules: LanguageRules) -> str:
+    """An extracted answer as the comparison rules read it: guillemets dropped, the Korean copula and counter
+    dropped ("7개입니다" → "7"), a number's unit word dropped outside multiple choice ("4 crayons" → "4"), a picked
+    option as its label ("③", "③ 파리", "3번" → "C" or "3"; "la B" → "B") and a number word as its digits
+    ("sept" → "7")."""
+    found = answer
+    answer = answer.strip(_LANGUAGE_EDGE) or answer
+    if rules.suffixed:
+        answer = _KO_COPULA.sub("", answer).strip() or answer
+    if rules.circled and (picked := _PICKED_NUMBER.fullmatch(answer)):
+        circled, number = picked.groups()
+        return _option_number(_CIRCLED.index(circled) + 1 if circled else int(number), options)
+    if rules.suffixed and (counted := _KO_COUNTER.fullmatch(answer)):
+        stem = counted.group(1).strip()
+        if _word_number(stem, rules) is not None or number_value(stem) is not None:
+            answer = stem
+    if not options and (unit := _UNIT_WORDS.fullmatch(answer)) and number_value(unit.group(1)) is not None:
+        return unit.group(1)  # the number without its unit word: "4 crayons" → "4" (Math-Verify reads words as symbols)
+    label = rules.option_prefix.sub("", answer, count=1)
+    if label != answer and option_letter(label) and _OPTION.match(label.strip().strip(_EMPHASIS)):
+        return label.strip()  # "la B" → "B"; not "la Bretagne"
+    word = _word_number(answer, rules)
+    if word is not None:
+        return str(word)
+    return answer or found

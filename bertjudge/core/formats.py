@@ -19,6 +19,7 @@ from bertjudge.core.extract import (
     extract_answer,
     first_sentence,
     fmt,
+    language_of,
     number_value,
     options_of,
     parse_options,
@@ -223,12 +224,15 @@ class Encoder:
                 else record["references"]
             ),
         }
+        language = language_of(record)  # English rules for English and for records without a language
         if "A" in self.format.order and record.get("category") == "open_qa":
-            answer, how = extract_answer(record["candidate"])  # a marked answer, else the opening sentence:
+            answer, how = extract_answer(
+                record["candidate"], language=language
+            )  # a marked answer, else the opening sentence:
             texts["answer"] = answer if how in ("final-answer", "boxed") else first_sentence(record["candidate"])
             texts["answer"] = texts["answer"] or NO_ANSWER  # not a stray number ("1972") of a paragraph
         elif "A" in self.format.order:
-            answer, how = extract_answer(record["candidate"], options_of(record))
+            answer, how = extract_answer(record["candidate"], options_of(record), language=language)
             statement = (
                 concluding_statement(record["candidate"])
                 if how == "last-number" and self.format.answer_statement
@@ -238,7 +242,7 @@ class Encoder:
                 answer = statement
             elif how == "last-number" and not self.format.answer_last_number:
                 answer = None
-            value = number_value(answer) if answer and self.format.answer_value else None
+            value = number_value(answer, language) if answer and self.format.answer_value else None
             if value is not None and fmt(value) != answer.strip():
                 answer = f"{answer} = {fmt(value)}"
             texts["answer"] = answer or NO_ANSWER

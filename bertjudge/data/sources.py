@@ -1,7 +1,9 @@
 """Where records come from: one string names a source.
 
-- ``embedded:<split>[?n=N&seed=S&attacks=A,B]`` — the embedded procedural corpus (``bertjudge.data.corpus``;
-  ``attacks``: only pairs of these attack kinds, as in the adversarial suite);
+- ``embedded:<split>[?n=N&seed=S&attacks=A,B&lang=L,M]`` — the embedded procedural corpus (``bertjudge.data.corpus``;
+  ``attacks``: only pairs of these attack kinds, as in the adversarial suite; ``lang``: its rows in these
+  languages, n shared evenly between them in the order given: ``en`` (the default) and ``fr``, ``de``, ``es``,
+  ``ko`` (``corpus.multilingual``: train, val and test, no attacks), e.g. ``embedded:test?n=500&lang=fr``;
 - ``hf:<repo>[?configs=a,b&splits=x,y&revision=R]`` — a Hugging Face dataset in the authors'
   ``hgissbkh/BERTJudge-Dataset`` layout: one config per task, one split per candidate model,
   columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
@@ -73,12 +75,34 @@ def load_embedded(spec: str) -> list[dict]:
     n = _whole(spec, "n", args.pop("n", None), 1) or EMBEDDED_DEFAULT_SIZES[split]
     seed = _whole(spec, "seed", args.pop("seed", None), 0) or 0
     attacks = args.pop("attacks").split(",") if "attacks" in args else None
+    languages = _languages(spec, args.pop("lang", "en"))
     if args:
-        raise RecordError(f"{spec}: unknown options {sorted(args)} (use n, seed, attacks)")
+        raise RecordError(f"{spec}: unknown options {sorted(args)} (use n, seed, attacks, lang)")
+    if languages != ["en"] and (attacks or split not in corpus.multilingual.SPLITS):
+        raise RecordError(f"{spec}: attacks and the adversarial split exist in English only (lang=en)")
+    sizes = [n // len(languages) + (i < n % len(languages)) for i in range(len(languages))]
     try:
-        return corpus.generate(split, n, seed, attacks)
+        return [
+            row
+            for lang, size in zip(languages, sizes)
+            if size
+            for row in (
+                corpus.generate(split, size, seed, attacks)
+                if lang == "en"
+                else corpus.multilingual.generate(split, size, seed, [lang])
+            )
+        ]
     except ValueError as e:
         raise RecordError(f"{spec}: {e}") from None
+
+
+def _languages(spec: str, value: str) -> list[str]:
+    """The languages of ``lang=fr,de``: known, each once; a RecordError naming the spec otherwise."""
+    languages = [lang.strip().lower() for lang in value.split(",")]
+    known = ("en", *corpus.multilingual.LANGUAGES)
+    if not all(languages) or set(languages) - set(known) or len(set(languages)) < len(languages):
+        raise RecordError(f"{spec}: lang={value!r} must list some of {', '.join(known)}, each once")
+    return languages
 
 
 def load_hub(spec: str) -> list[dict]:

@@ -13,7 +13,8 @@
   ``\boxed{}`` marks, else the whole candidate (a sentence or a paragraph names its answer anywhere);
 - ``other``: normalized exact match, else ROUGE-L F1 >= ``threshold``.
 
-A row whose answer could not be extracted (or, for math, parsed) is flagged ``unparsed``.
+A row whose answer could not be extracted (or, for math, parsed) is flagged ``unparsed``. A record's
+``meta.language`` (fr, de, es, ko; default en) picks the extraction rules of its language (``core.extract``).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from bertjudge.core.extract import (
     concluding_statement,
     extract_answer,
     is_prose,
+    language_of,
     normalize_answer,
     option_letter,
     options_of,
@@ -116,20 +118,20 @@ class RegexJudge(BaseJudge):
 
     def _row(self, rec: dict) -> dict:
         refs, category = rec["references"], rec.get("category", "other")
-        labels = options_of(rec)
-        answer, how = extract_answer(rec["candidate"], labels)
+        labels, language = options_of(rec), language_of(rec)
+        answer, how = extract_answer(rec["candidate"], labels, language)
         if category == "open_qa":
             answer = answer if how in ("final-answer", "boxed") else rec["candidate"].strip() or None
         row = {"answer": answer, "unparsed": answer is None, "similarity": None, "match": False}
         if answer is None:
             return row
         if labels and how in ("conclusion", "last-number"):  # only weak rules found it: are the options listed again?
-            relisted = parse_options(rec["candidate"])[0]
+            relisted = parse_options(rec["candidate"], language)[0]
             if relisted and set(relisted) <= set(labels):  # then the number of the last one is no choice
                 return {**row, "unparsed": True}
         if category == "open_math":
             if how == "last-number":  # no marker: what the concluding sentence states ("the minimum is 1/n"),
-                statement = concluding_statement(rec["candidate"])  # not a stray number of it ("1" of "1/n")
+                statement = concluding_statement(rec["candidate"], language=language)  # not a stray "1" of "1/n"
                 if statement and is_prose(statement):  # "there are no such sequences": no math answer
                     return {**row, "answer": statement, "unparsed": True}
                 answer = statement or answer
@@ -138,7 +140,7 @@ class RegexJudge(BaseJudge):
             row["match"] |= normalize_answer(answer) in {normalize_answer(r) for r in refs}
             return row
         if category == "open_qa":
-            row["similarity"] = reference_recall(answer, refs)
+            row["similarity"] = reference_recall(answer, refs, language)
             row["match"] = row["similarity"] >= QA_RECALL
             return row
         norm = normalize_answer(answer)

@@ -53,7 +53,10 @@ Modules, lowest first (each imports only the ones above it):
 * ``candidates``: the candidate kinds (``KINDS``), the fictional ``MODELS`` and ``candidate``;
 * ``attacks``: the adversarial pairs (``ATTACKS``);
 * ``splits``: ``generate``, ``split_sizes`` and ``summary``;
-* ``user``: ``item_from_reference`` and ``infer_category`` for user rows.
+* ``user``: ``item_from_reference`` and ``infer_category`` for user rows;
+* ``multilingual``: the corpus in French, German, Spanish and Korean (open math, multiple choice, open QA;
+  ``multilingual.generate``, ``meta.language`` on every row), its own random streams and splits, so the
+  English rows above are unchanged by it.
 
 The corpus is what the project's judges were trained on: the same arguments give the same rows, byte
 for byte (``tests/test_corpus.py`` pins their hash). A deliberate change of the rows bumps
@@ -63,6 +66,7 @@ for byte (``tests/test_corpus.py`` pins their hash). A deliberate change of the 
 from __future__ import annotations
 
 from bertjudge.core.extract import fmt, parse_options  # re-exported: callers read numbers and options through here
+from bertjudge.data.corpus import multilingual
 from bertjudge.data.corpus.answers import STYLES, correct_answer, wrong_answer
 from bertjudge.data.corpus.attacks import ATTACKS
 from bertjudge.data.corpus.base import (
@@ -93,6 +97,7 @@ __all__ = [
     "generate",
     "split_sizes",
     "summary",
+    "multilingual",
     # candidates for user rows (bertjudge.data.synth)
     "Item",
     "MODELS",
