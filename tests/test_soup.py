@@ -50,7 +50,7 @@ def test_ingredients_that_cannot_be_averaged_are_refused(two_judges, tiny_backbo
 
 def test_the_command_writes_a_calibrated_judge(two_judges, tmp_path, capsys):
     out = tmp_path / "soup" / "judge"
-    assert main(["soup", *map(str, two_judges), "--output", str(out), "--calibrate", "embedded:val?n=32"]) == 0
+    assert main(["soup", "--judge", *map(str, two_judges), "--output", str(out), "--data", "embedded:val?n=32"]) == 0
     config = json.loads((out / "judge.json").read_text())
     assert config["provenance"]["name"] == "soup"
     assert config["provenance"]["calibration"]["rows"] == 32
@@ -62,6 +62,37 @@ def test_the_command_writes_a_calibrated_judge(two_judges, tmp_path, capsys):
 
 
 def test_the_command_names_a_missing_judge(two_judges, tmp_path, capsys):
-    assert main(["soup", str(two_judges[0]), str(tmp_path / "nowhere"), "--output", str(tmp_path / "s")]) == 2
+    assert (
+        main(["soup", "--judge", str(two_judges[0]), str(tmp_path / "nowhere"), "--output", str(tmp_path / "s")]) == 2
+    )
     assert "nowhere" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists()
+
+
+def test_the_command_without_data_keeps_the_ingredients_mean_temperature(two_judges, tmp_path, capsys):
+    out = tmp_path / "soup" / "judge"
+    assert main(["soup", "--judge", *map(str, two_judges), "--output", str(out), "--name", "two-seeds"]) == 0
+    config = json.loads((out / "judge.json").read_text())
+    assert config["provenance"]["name"] == "two-seeds"
+    assert config["temperature"] == pytest.approx(2.0)  # the mean of 1.0 and 3.0
+    assert "give --data to fit it" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "old,expected",
+    [
+        (
+            ["--judge", "{a}", "{b}", "--calibrate", "embedded:val?n=32"],
+            "--calibrate is now --data: use --data embedded:val?n=32",
+        ),
+        (["{a}", "{b}"], "judges are given with --judge: use --judge {a} {b}"),
+    ],
+    ids=["calibrate", "positional-judges"],
+)
+def test_the_earlier_form_is_refused_in_one_line_naming_the_new_flag(old, expected, two_judges, tmp_path, capsys):
+    a, b = map(str, two_judges)
+    argv = ["soup", *(arg.format(a=a, b=b) for arg in old), "--output", str(tmp_path / "s")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines() == [f"bertjudge soup: {expected.format(a=a, b=b)}"]
     assert not (tmp_path / "s").exists()

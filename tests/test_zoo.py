@@ -159,7 +159,7 @@ def test_hf_entry_offline_fails_fast_and_says_how_to_use_a_local_copy(tmp_path, 
     with pytest.raises(zoo.ZooError) as err:
         zoo.pull("eurobert-210m.x", registry)
     assert time.perf_counter() - start < 5
-    assert "HF_HUB_OFFLINE is set" in str(err.value) and "--from" in str(err.value)
+    assert "HF_HUB_OFFLINE is set" in str(err.value) and "--input" in str(err.value)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setattr(zoo, "hub_reachable", lambda timeout=3.0: False)
     with pytest.raises(zoo.ZooError, match="Hub is unreachable"):
@@ -187,6 +187,19 @@ def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tin
     judge = Judge.load(str(folder))
     assert judge.model.config.num_labels == 2 and judge.format.truncation == "left"
     assert "<|question|>" in judge.tokenizer.get_vocab()
+
+
+def test_pull_input_takes_a_local_copy_and_the_old_from_flag_says_so(exported, tmp_path, capsys):
+    registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": entry("hf://org/judge@main")})
+    pull = ["zoo", "--registry", str(registry), "pull", "minilm-l6.toy"]
+    assert main([*pull, "--from", str(exported)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"bertjudge zoo: --from is now --input: use --input {exported}"
+    assert not zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy", registry)).exists()
+    assert main([*pull, "--input", str(exported)]) == 0  # offline (HF_HUB_OFFLINE=1): the copy is the source
+    folder = Path(capsys.readouterr().out.strip())
+    assert zoo.verify("minilm-l6.toy", registry) == []
+    assert Judge.load(str(folder)).score_records(ROWS).shape == (2,)
 
 
 def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):

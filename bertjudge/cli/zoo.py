@@ -30,7 +30,10 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument("name", help="the entry name, arch.tag")
     pull_p = sub.add_parser("pull", help="download and verify an entry into the cache")
     pull_p.add_argument("name", help="the entry name, arch.tag")
-    pull_p.add_argument("--from", dest="local_copy", help="use this local copy of the entry's files (offline)")
+    pull_p.add_argument(
+        "--input", dest="local_copy", metavar="LOCAL_COPY", help="use this local copy of the entry's files (offline)"
+    )
+    pull_p.add_argument("--from", dest="old_from", help=argparse.SUPPRESS)  # renamed --input: parsed to say so
     pull_p.add_argument("--force", action="store_true", help="download again even when cached")
     pull_p.add_argument("--trust-remote-code", action="store_true", help="also download the checkpoint's code")
     pull_p.add_argument(
@@ -72,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> None:
     """Usage errors, before anything is downloaded or measured: a bad registry, an unknown name, a bad folder."""
+    if args.command == "pull" and args.old_from is not None:
+        raise CommandError(f"--from is now --input: use --input {args.old_from}", usage=True)
     new_registry = args.command == "publish" and not zoo.registry_path(args.registry).is_file()  # publish makes it
     try:
         entries = {} if new_registry else zoo.load_registry(args.registry)
@@ -85,7 +90,7 @@ def _check(args: argparse.Namespace) -> None:
         )
     if args.command == "pull" and args.local_copy is not None and not Path(args.local_copy).is_dir():
         what = "not a folder" if Path(args.local_copy).exists() else "no such folder"
-        raise CommandError(f"--from {args.local_copy}: {what}", usage=True)
+        raise CommandError(f"--input {args.local_copy}: {what}", usage=True)
     if args.command == "verify":
         folder = zoo.cache_dir(args.name, zoo.get_entry(args.name, args.registry))
         if not zoo.manifest_path(folder).is_file():

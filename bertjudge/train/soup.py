@@ -1,11 +1,11 @@
 """Model soups: one judge whose weights are the average of several judges fine-tuned from one start.
 
-``python -m bertjudge soup A B [...] --output DIR --calibrate SOURCE [SOURCE ...]``
+``python -m bertjudge soup --judge A B [...] --output DIR --data SOURCE [SOURCE ...]``
 
 Runs of one recipe that differ only in their seed end in one basin of the loss, and the uniform
 average of their weights scores about like their ensemble (Wortsman et al., 2022, "Model soups")
 at the cost of a single judge. The ingredients must share class, input format and every weight's
-shape; the soup's temperature is refitted on the labelled ``--calibrate`` sources, with bias 0
+shape; the soup's temperature is refitted on the labelled ``--data`` sources, with bias 0
 (without them, temperature and bias are the means of the ingredients', which were fitted for other weights).
 """
 

@@ -244,7 +244,7 @@ def _hub_offline_message(name: str, repo: str, revision: str, cause: str) -> str
         f"To use a local copy: on a machine with the network run\n"
         f"  hf download {repo} --revision {revision} --local-dir {repo.split('/')[1]}\n"
         f"copy that folder here, then\n"
-        f"  python -m bertjudge zoo pull {name} --from {repo.split('/')[1]}\n"
+        f"  python -m bertjudge zoo pull {name} --input {repo.split('/')[1]}\n"
         f"(or fill the Hugging Face cache and keep HF_HUB_OFFLINE=1)."
     )
 
