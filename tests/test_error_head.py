@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from safetensors import safe_open
 
+from bertjudge.cli.main import main
 from bertjudge.core.collate import Collator
 from bertjudge.core.error_types import CORRECT_TYPES, ERROR_TYPES, UNKNOWN, error_type_index
 from bertjudge.core.judge_file import JudgeFileError
@@ -322,3 +323,21 @@ def test_the_report_has_an_error_type_section_and_plot_when_types_are_present(tr
     assert "## Error types" not in render_markdown(
         build_report(records, {"plain": scores["plain"]}, details={"plain": [{"unparsed": False}] * len(records)})
     )
+
+
+def test_the_judge_command_writes_each_rows_error_type(trained, tmp_path):
+    judge, _ = trained
+    folder = judge.export(tmp_path / "judge")
+    rows = generate("adversarial", 8)
+    src = tmp_path / "in.jsonl"
+    write_records(src, rows)
+    out = tmp_path / "out.jsonl"
+    assert main(["judge", "--judge", str(folder), "--input", str(src), "--output", str(out), "--no-progress"]) == 0
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    expected = Judge.load(str(folder)).error_types(rows)
+    assert [r["error_type"] for r in written] == [t["error_type"] for t in expected]
+    np.testing.assert_allclose(
+        [r["error_type_prob"] for r in written], [t["error_type_prob"] for t in expected], atol=1e-5
+    )
+    for row in written:  # the type agrees with the verdict written beside it
+        assert (row["error_type"] in CORRECT_TYPES) == row["verdict"]

@@ -2,7 +2,8 @@
 
 Each output row is the input row (every field kept) plus ``id`` (when it had none), ``score``
 (calibrated P(correct)), ``verdict`` (score >= the judge's threshold), ``judge`` and
-``input_hash``; a row the judge could not give a verdict for has ``score`` and ``verdict`` null and
+``input_hash`` (and ``error_type``, ``error_type_prob`` from a judge with an error-type head); a row the
+judge could not give a verdict for has ``score`` and ``verdict`` null and
 ``unparsed: true``, and a row the judge failed on (an exception) has them null and an ``error``
 (the exception's type and message) instead of stopping the run.
 
@@ -47,7 +48,7 @@ __all__ = [
     "score_isolated",
 ]
 
-SCORING_FIELDS = ("unparsed", "error")  # written by scoring when they apply: never kept from an input row
+SCORING_FIELDS = ("unparsed", "error", "error_type", "error_type_prob")  # written by scoring: never kept from input
 FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)  # stop the run; any other exception fails a row
 RESTART_HINT = "rerun with --restart to score every row again"
 
@@ -240,6 +241,21 @@ class _Failures:
             self.first = self.first or f"{where}: row {row['id']!r}: {row['error']}"
 
 
+def _error_types(judge, chunk: list, results: list, batch_size: int) -> list[dict]:
+    """Per row of a scored chunk, ``error_type`` and ``error_type_prob`` from a judge with an error-type
+    head (agreeing with the verdicts just written), else nothing; rows that failed get nothing."""
+    named = getattr(judge, "error_types", None)
+    scored = [i for i, r in enumerate(results) if not isinstance(r, BaseException) and not np.isnan(r)]
+    if named is None or not scored:
+        return [{}] * len(chunk)
+    verdicts = [results[i] >= judge.threshold for i in scored]
+    types = named([chunk[i][2] for i in scored], batch_size=batch_size, verdicts=verdicts)
+    out: list[dict] = [{}] * len(chunk)
+    for i, kind in zip(scored, types or []):
+        out[i] = kind
+    return out
+
+
 def score_file(
     judge,
     input_path: str | Path,
@@ -285,8 +301,9 @@ def score_file(
         try:
             for chunk in _chunks(rows, chunk_size):
                 results = score_isolated(judge, [rec for _, _, rec in chunk], batch_size)
+                types = _error_types(judge, chunk, results, batch_size)
                 entries = []
-                for (where, raw, rec), result in zip(chunk, results):
+                for (where, raw, rec), result, kind in zip(chunk, results, types):
                     if isinstance(result, BaseException):
                         if strict:
                             partial.append(entries)
@@ -297,7 +314,7 @@ def score_file(
                             ) from result
                         fields = {"score": None, "verdict": None, "error": error_text(result)}
                     else:
-                        fields = verdict_fields(result, judge.threshold)
+                        fields = {**verdict_fields(result, judge.threshold), **kind}
                     row = {
                         **{k: v for k, v in raw.items() if k not in SCORING_FIELDS},
                         "id": rec["id"],
