@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from cli_run import evaluate
 
 from bertjudge.core.calibration import cross_fitted, fit_platt, fit_temperature
 from bertjudge.core.stats import (
@@ -178,22 +179,7 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
     from bertjudge.core.records import write_records
 
     write_records(tmp_path / "rows.jsonl", records)  # evaluate scores it with the bias too
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(tmp_path / "rows.jsonl"),
-                "--judge",
-                str(tmp_path / "b"),
-                "--output",
-                str(tmp_path / "report"),
-                "--bootstrap",
-                "10",
-            ]
-        )
-        == 0
-    )
+    evaluate(tmp_path / "rows.jsonl", [str(tmp_path / "b")], tmp_path / "report", "--bootstrap", "10")
     report = json.loads((tmp_path / "report" / "report.json").read_text())["judges"]["b"]
     assert report["calibration"]["ece"] == pytest.approx(
         expected_calibration_error(judge.score_records(records), y), abs=1e-6

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_run import evaluate
 
-from bertjudge.cli.main import main
 from bertjudge.core.records import normalize, write_records
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,25 +96,7 @@ def test_evaluate_logs_the_report_to_an_offline_wandb_run(tmp_path, monkeypatch,
         monkeypatch.setenv(variable, str(tmp_path / "wandb-home" / variable.lower()))
     data = write_records(tmp_path / "rows.jsonl", labelled_rows())
     out = tmp_path / "report"
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--judge",
-                "regex",
-                "contains",
-                "--output",
-                str(out),
-                "--bootstrap",
-                "20",
-                "--wandb",
-                "bertjudge-test",
-            ]
-        )
-        == 0
-    )
+    evaluate(data, ["regex", "contains"], out, "--bootstrap", "20", "--wandb", "bertjudge-test")
     [run] = list((out / "wandb").glob("offline-run-*"))
     assert str(run) in capsys.readouterr().out
     assert list(run.glob("run-*.wandb"))  # the run's records, for `wandb sync`

@@ -3,6 +3,7 @@ import json
 
 import numpy as np
 import pytest
+from cli_run import evaluate
 from scipy.stats import kendalltau
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
@@ -287,22 +288,7 @@ def test_unlabelled_file_is_refused_by_name(tmp_path):
 def test_cli_with_regex(regex_run, tmp_path, capsys):
     records, _, _ = regex_run
     data = write_records(tmp_path / "data.jsonl", records)
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--judge",
-                "regex",
-                "--output",
-                str(tmp_path / "rep"),
-                "--bootstrap",
-                "50",
-            ]
-        )
-        == 0
-    )
+    evaluate(data, ["regex"], tmp_path / "rep", "--bootstrap", "50")
     assert (tmp_path / "rep" / "report.md").exists()
     assert (
         main(
@@ -320,25 +306,7 @@ def test_cli_with_exported_encoder_and_regex(regex_run, tiny_backbone, tmp_path)
     EncoderJudge(backbone=tiny_backbone, temperature=0.25).export(tmp_path / "tiny")
     data = write_records(tmp_path / "data.jsonl", records)
     out = tmp_path / "rep"
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--judge",
-                "regex",
-                str(tmp_path / "tiny"),
-                "--output",
-                str(out),
-                "--bootstrap",
-                "50",
-                "--rho",
-                "0.9",
-            ]
-        )
-        == 0
-    )
+    evaluate(data, ["regex", str(tmp_path / "tiny")], out, "--bootstrap", "50", "--rho", "0.9")
     report = json.loads((out / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "tiny"}
     assert "calibration" in report["judges"]["tiny"] and (out / "reliability.png").exists()
@@ -359,24 +327,7 @@ def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_pat
     first = write_records(tmp_path / "synthetic.jsonl", records[:half])
     second = write_records(tmp_path / "real.jsonl", records[half:])
     out = tmp_path / "rep"
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(first),
-                str(second),
-                "--judge",
-                "regex",
-                str(tmp_path / "tiny"),
-                "--output",
-                str(out),
-                "--bootstrap",
-                "20",
-            ]
-        )
-        == 0
-    )
+    evaluate([str(first), str(second)], ["regex", str(tmp_path / "tiny")], out, "--bootstrap", "20")
     report = json.loads((out / "report.json").read_text())
     regex = report["judges"]["regex"]["by_data"]
     assert {k: v["n"] for k, v in regex.items()} == {"synthetic.jsonl": half, "real.jsonl": len(records) - half}

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from cli_run import evaluate
 from test_bleurt import make_tiny_bleurt
 from test_generative import make_tiny_causal_lm, smollm2_tokenizer, toy_records
 
@@ -68,7 +69,10 @@ def test_every_judge_kind_answers_the_interface(kind, specs, tmp_path):
     judge = Judge.load(specs[kind])
     assert isinstance(judge, BaseJudge)
     scores = judge.score(
-        [r["question"] for r in records], [r["candidate"] for r in records], [r["references"] for r in records]
+        [r["question"] for r in records],
+        [r["candidate"] for r in records],
+        [r["references"] for r in records],
+        categories=[r["category"] for r in records],
     )
     assert scores.shape == (8,)
     assert all(math.isnan(s) or 0.0 <= s <= 1.0 for s in scores)
@@ -107,22 +111,7 @@ def test_every_judge_kind_runs_through_judge_and_evaluate(kind, specs, tmp_path)
     )
     scored = [json.loads(line) for line in (tmp_path / "scored.jsonl").read_text().splitlines()]
     assert [row["id"] for row in scored] == [r["id"] for r in records]
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--judge",
-                specs[kind],
-                "--output",
-                str(tmp_path / "report"),
-                "--bootstrap",
-                "10",
-            ]
-        )
-        == 0
-    )
+    evaluate(data, [specs[kind]], tmp_path / "report", "--bootstrap", "10")
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     (only,) = report["judges"].values()
     accuracy = only["overall"]["accuracy"]

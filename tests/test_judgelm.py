@@ -10,9 +10,9 @@ import math
 import numpy as np
 import pytest
 import torch
+from cli_run import evaluate
 from test_generative import make_tiny_causal_lm, smollm2_tokenizer, toy_records
 
-from bertjudge.cli.main import main
 from bertjudge.core.records import write_records
 from bertjudge.evaluation import bench
 from bertjudge.judges.backends import PromptedJudge, TransformersBackend
@@ -198,23 +198,7 @@ def test_export_load_and_evaluate(scoring_lm, tmp_path):
     details = loaded.details(test)
     assert [d["output"] for d in details] == [d["output"] for d in judge.details(test)]
     data = write_records(tmp_path / "test.jsonl", test)
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--judge",
-                str(folder),
-                "regex",
-                "--output",
-                str(tmp_path / "report"),
-                "--bootstrap",
-                "10",
-            ]
-        )
-        == 0
-    )
+    evaluate(data, [str(folder), "regex"], tmp_path / "report", "--bootstrap", "10")
     report = json.loads((tmp_path / "report" / "report.json").read_text())
     [key] = [k for k in report["judges"] if k != "regex"]
     result = report["judges"][key]

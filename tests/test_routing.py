@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 import pytest
+from cli_run import evaluate
 
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges.interface import BaseJudge
@@ -193,24 +194,7 @@ def test_evaluate_and_judge_commands(folders, tmp_path, capsys):
     records = rows()
     data = write_records(tmp_path / "data.jsonl", records)
     spec = f"hybrid:{folders[0]}"
-    assert (
-        main(
-            [
-                "evaluate",
-                "--data",
-                str(data),
-                "--judge",
-                "regex",
-                spec,
-                f"cascade:{folders[0]},{folders[1]}",
-                "--output",
-                str(tmp_path / "rep"),
-                "--bootstrap",
-                "20",
-            ]
-        )
-        == 0
-    )
+    evaluate(data, ["regex", spec, f"cascade:{folders[0]},{folders[1]}"], tmp_path / "rep", "--bootstrap", "20")
     report = json.loads((tmp_path / "rep" / "report.json").read_text())
     assert set(report["judges"]) == {"regex", "hybrid:tiny", "cascade:tiny,big"}
     hybrid = report["judges"]["hybrid:tiny"]
@@ -266,6 +250,13 @@ def test_by_category_sends_each_category_to_its_judge_and_keeps_the_order(folder
     expected = [*RegexJudge().score_records(records[:3]), 1.0, *Judge.load(folders[0]).score_records(records[4:])]
     np.testing.assert_allclose(judge.score_records(records), expected, atol=1e-6)
     assert judge.describe()["rows_per_route"] == {"multiple_choice": 6, "open_math": 2, "default": 2}
+    # from Python lists, a row's category routes it as in a file (without one it is "other": the default judge)
+    assert judge.score([MC_QUESTION], ["Final answer: B"], ["B"], categories="multiple_choice").tolist() == [1.0]
+    assert regex.seen[-1] == "Final answer: B"
+    judge.score([MC_QUESTION], ["Final answer: B"], ["B"])
+    assert default.seen[-1] == "Final answer: B"
+    with pytest.raises(ValueError, match="2 categories for 1 rows"):
+        judge.score([MC_QUESTION], ["B"], ["B"], categories=["multiple_choice", "other"])
 
 
 def test_by_category_spec_and_its_refusals(folders):

@@ -221,7 +221,11 @@ def test_strict_stops_at_the_first_failing_row_and_a_rerun_resumes(boxed, tmp_pa
     assert f"stopped (--strict); the rows scored before it are kept in {partial_path(out)}" in err
     assert not out.exists()
     kept = rows_of(partial_path(out))
-    assert kept[0]["bertjudge"] == "bertjudge partial file" and kept[0]["kind"] == "score" and [r["row"]["id"] for r in kept[1:]] == ["r0", "r1"]
+    assert (
+        kept[0]["bertjudge"] == "bertjudge partial file"
+        and kept[0]["kind"] == "score"
+        and [r["row"]["id"] for r in kept[1:]] == ["r0", "r1"]
+    )
     code, stdout, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
     assert code == 1 and "(6 rows, 2 from the partial file of an earlier run; 2 failed)" in stdout
     assert err.startswith("bertjudge judge: 2 of 6 rows could not be scored") and f"first: {src}:3: row 'r2'" in err

@@ -39,13 +39,19 @@ class BaseJudge(ABC):
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record (NaN where the judge could not give a verdict), in input order."""
 
-    def score(self, questions, candidates, references, batch_size: int = 32) -> np.ndarray:
-        """P(correct) for parallel lists; a reference may be a string or a list of acceptable answers."""
+    def score(self, questions, candidates, references, batch_size: int = 32, categories=None) -> np.ndarray:
+        """P(correct) for parallel lists; a reference may be a string or a list of acceptable answers.
+        ``categories`` (one per row, or one for all: ``multiple_choice``, ``open_math``…) reads each row as
+        ``judge`` and ``evaluate`` read a record of that category; without it a row is ``other``."""
         if not len(questions) == len(candidates) == len(references):
             raise ValueError("questions, candidates and references must have the same length")
+        if categories is None or isinstance(categories, str):
+            categories = [categories] * len(questions)
+        if len(categories) != len(questions):
+            raise ValueError(f"{len(categories)} categories for {len(questions)} rows")
         records = [
-            normalize({"question": q, "candidate": c, "references": r}, f"<item {i}>")
-            for i, (q, c, r) in enumerate(zip(questions, candidates, references))
+            normalize({"question": q, "candidate": c, "references": r, "category": k}, f"<item {i}>")
+            for i, (q, c, r, k) in enumerate(zip(questions, candidates, references, categories))
         ]
         return self.score_records(records, batch_size)
 
