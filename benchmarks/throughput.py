@@ -9,7 +9,9 @@ same input text and maximum length as the judge:
 - ``naive``: what a user would write with transformers alone — fixed batches of 32 rows in input order,
   each padded to its longest row, fp32;
 - ``fp32``, ``bf16``, ``int8``: bertjudge's inference engine (``bertjudge.judges.inference``: one
-  tokenization, rows sorted by length, batches filled to a token budget).
+  tokenization, rows sorted by length, batches filled to a token budget);
+- ``onnx``: the same engine with the network exported to ONNX Runtime, where ``bertjudge[onnx]`` is
+  installed (the export is part of the warm-up, not of the timing).
 
 Prints samples/s, the ratio to the naive loop, useful-FLOP utilization (FLOPs of the non-padding tokens ÷
 time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest score difference
@@ -37,7 +39,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from bertjudge.core.collate import pad_batch
 from bertjudge.core.formats import expand_references
 from bertjudge.data.sources import load_source
-from bertjudge.judges.inference import DEFAULT_TOKEN_BUDGET, PRECISIONS, InferenceEngine
+from bertjudge.judges.inference import DEFAULT_TOKEN_BUDGET, PRECISIONS, InferenceEngine, available_precisions
 from bertjudge.judges.loading import Judge
 
 DATA = ["data/real/evouna-tq-v1.jsonl.gz?split=val&n=192&seed=0", "data/real/manual-v3.jsonl.gz?n=320&seed=0"]
@@ -94,7 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--judge", default="runs/quickstart/judge", help="an exported trained judge")
     parser.add_argument("--data", nargs="+", default=DATA, help="the rows (source specs); default: dev sets")
-    parser.add_argument("--modes", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=list(available_precisions()),
+        choices=PRECISIONS,
+        help="default: the installed ones",
+    )
     parser.add_argument("--token-budget", type=int, default=DEFAULT_TOKEN_BUDGET)
     parser.add_argument("--repeats", type=int, default=3, help="timed passes per mode (the median is kept)")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
@@ -124,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = [("naive", naive_seconds, naive)]
     for mode in args.modes:
         engine = InferenceEngine(judge, mode, args.token_budget)
-        engine.logits(records[:8])  # warm-up: the int8 copy, oneDNN kernels
+        engine.logits(records[:8])  # warm-up: the int8 copy, the ONNX export, oneDNN kernels
         seconds = timed(lambda engine=engine: engine.logits(records), args.repeats)
         runs.append((mode, seconds, probs(engine.logits(records))))
     reference = dict((m, p) for m, _, p in runs).get("fp32", naive)

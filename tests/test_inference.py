@@ -10,7 +10,7 @@ from bertjudge.cli.main import main
 from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.judges.inference import InferenceEngine, token_batches
+from bertjudge.judges.inference import InferenceEngine, available_precisions, token_batches
 
 
 def rows(n=24):
@@ -85,7 +85,7 @@ def test_bf16_and_int8_stay_close_to_fp32_and_unknown_modes_are_refused(judge):
 
 def test_auto_picks_a_mode_that_agrees_and_the_judge_command_says_which(judge, tmp_path, capsys):
     checks = judge.set_precision("auto", rows())
-    assert {c.precision for c in checks} == {"fp32", "bf16", "int8"}
+    assert {c.precision for c in checks} == set(available_precisions())  # onnx where its extra is installed
     assert judge.precision in {c.precision for c in checks if c.ok}
     judge.set_precision("fp32")
     judge.export(tmp_path / "j")

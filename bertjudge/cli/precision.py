@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bertjudge.judges.inference import AGREEMENT, PRECISIONS, SCORE_TOLERANCE
+from bertjudge.judges.inference import AGREEMENT, ONNX_INSTALL, PRECISIONS, SCORE_TOLERANCE
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.loading import set_precision
 
@@ -18,7 +18,8 @@ def add_precision_flag(parser: argparse.ArgumentParser) -> None:
         choices=(*PRECISIONS, "auto"),
         default="fp32",
         help="how trained judges run: fp32 (default), bf16 (autocast; fast on CPUs with AMX/AVX512-bf16 and on "
-        "GPUs), int8 (dynamic quantization, CPU) or auto: the fastest mode whose verdicts agree with fp32 "
+        "GPUs), int8 (dynamic quantization, CPU), onnx (the network exported to ONNX Runtime once per run; "
+        f"needs {ONNX_INSTALL}) or auto: the fastest installed mode whose verdicts agree with fp32 "
         f"on the first {CHECK_ROWS} rows (at least {AGREEMENT * 100:.1f}%%) and whose scores stay within its tolerance "
         f"({', '.join(f'{k} {v:g}' for k, v in SCORE_TOLERANCE.items() if k != 'fp32')}); it says which",
     )
@@ -34,7 +35,7 @@ def apply_precision(judge: BaseJudge, precision: str, records: list[dict]) -> No
             print(
                 f"precision check of {name} on {min(len(records), CHECK_ROWS)} rows: {check.precision:<5} "
                 f"{check.seconds:6.2f} s, verdicts agree {check.agreement:.2%}, max |dP| {check.max_score_diff:.4f}"
-                f" -> {'ok' if check.ok else 'refused'}",
+                f" -> {'ok' if check.ok else 'refused'}{f': {check.why_not}' if check.why_not else ''}",
                 file=sys.stderr,
             )
     parts = [part for part in judge.parts() if part.name in chosen]

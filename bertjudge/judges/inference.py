@@ -7,13 +7,22 @@ longest row, scored, and put back in input order. A record read as several seque
 reference) gets the largest of its sequences' logits.
 
 Precision modes (``PRECISIONS``): ``fp32``; ``bf16`` (autocast: AMX / AVX512-bf16 CPUs and GPUs);
-``int8`` (dynamic int8 quantization of the Linear layers, CPU); ``auto`` picks the fastest mode whose
-verdicts agree with fp32 on a check set and whose scores stay within ``SCORE_TOLERANCE`` (``choose``).
+``int8`` (dynamic int8 quantization of the Linear layers, CPU); ``onnx`` (the judge's forward exported
+with ``torch.onnx`` and run by ONNX Runtime; the optional extra ``bertjudge[onnx]``); ``auto`` picks the
+fastest mode whose verdicts agree with fp32 on a check set and whose scores stay within
+``SCORE_TOLERANCE`` (``choose``), among the modes this installation has (``available_precisions``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib.util
+import itertools
+import logging
+import math
+import re
+import tempfile
 import time
 import warnings
 import weakref
@@ -23,13 +32,34 @@ import numpy as np
 import torch
 
 from bertjudge.core.collate import pad_batch
+from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import expand_references
 
-PRECISIONS = ("fp32", "bf16", "int8")
-SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1}  # max |P(mode) - P(fp32)| allowed on the check set
+PRECISIONS = ("fp32", "bf16", "int8", "onnx")  # onnx only where its extra is installed (available_precisions)
+# max |P(mode) - P(fp32)| allowed on the check set. onnx runs the same fp32 weights in other kernels: it differs
+# from fp32 by float rounding only (measured: 6e-8 on a tiny random BERT, at most 7.1e-6 on runs/quickstart/judge
+# over 512 dev rows), so 1e-3 leaves room for deeper networks and other kernels and still refuses a wrong graph.
+SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1, "onnx": 1e-3}
 AGREEMENT = 0.999  # share of verdicts that must agree with fp32 on the check set
 DEFAULT_TOKEN_BUDGET = 16384
+ONNX_PACKAGES = ("onnxruntime", "onnxscript")  # run, and export (torch.onnx's exporter needs onnxscript and onnx)
+ONNX_INSTALL = "pip install 'bertjudge[onnx]'"
 _INT8_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> its quantized copy
+_ONNX_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> (tensor state, ORT session)
+
+
+class OnnxError(BertJudgeError):
+    """The onnx mode cannot run: its packages are missing, or the judge's forward does not export."""
+
+
+def onnx_available() -> bool:
+    """Whether the optional extra ``onnx`` is installed (looked up, not imported: ONNX Runtime is heavy)."""
+    return all(importlib.util.find_spec(name) is not None for name in ONNX_PACKAGES)
+
+
+def available_precisions() -> tuple[str, ...]:
+    """The modes this installation can run: ``PRECISIONS`` less ``onnx`` when its extra is missing."""
+    return tuple(p for p in PRECISIONS if p != "onnx" or onnx_available())
 
 
 def token_batches(lengths: list[int], token_budget: int, max_rows: int = 512) -> list[list[int]]:
@@ -57,6 +87,7 @@ class Check:
     agreement: float
     max_score_diff: float
     ok: bool
+    why_not: str = ""  # for a mode that could not run on this judge (its network does not export to ONNX)
 
 
 class InferenceEngine:
@@ -73,6 +104,9 @@ class InferenceEngine:
             raise ValueError(f"precision must be one of {PRECISIONS} (or 'auto'), got {precision!r}")
         if token_budget < 1:
             raise ValueError(f"token_budget must be at least 1, got {token_budget}")
+        if precision == "onnx" and not onnx_available():
+            missing = [name for name in ONNX_PACKAGES if importlib.util.find_spec(name) is None]
+            raise OnnxError(f"precision 'onnx' needs {' and '.join(missing)}: {ONNX_INSTALL}")
         self.judge, self.precision, self.token_budget = judge, precision, token_budget
 
     def network(self):
@@ -99,10 +133,6 @@ class InferenceEngine:
         if not records:
             return np.empty(0, dtype=np.float64)
         ids, owner = self.encode(records)
-        network = self.network()
-        was_training = network.training
-        network.eval()
-        device = next(network.parameters()).device if self.precision != "int8" else torch.device("cpu")
         sequence_logits = np.empty(len(ids), dtype=np.float64)
         batches = token_batches([len(row) for row in ids], self.token_budget)
         bar = None
@@ -110,18 +140,13 @@ class InferenceEngine:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(records), desc=f"judging with {self.judge.name} ({self.precision})", unit="row")
-        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
         try:
-            for idx in batches:
-                input_ids, attention_mask = pad_batch([ids[i] for i in idx], self.judge.encoder.pad_id)
-                batch = {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}
-                with autocast:
-                    out = network(batch)
-                sequence_logits[idx] = out.float().cpu().numpy()
-                if bar is not None:
-                    bar.update(len(set(owner[idx].tolist())) if len(owner) != len(records) else len(idx))
+            with self.forward_pass() as forward:
+                for idx in batches:
+                    sequence_logits[idx] = forward(*pad_batch([ids[i] for i in idx], self.judge.encoder.pad_id))
+                    if bar is not None:
+                        bar.update(len(set(owner[idx].tolist())) if len(owner) != len(records) else len(idx))
         finally:
-            network.train(was_training)
             if bar is not None:
                 bar.close()
         if len(owner) == len(records):
@@ -129,6 +154,130 @@ class InferenceEngine:
         out = np.full(len(records), -np.inf)
         np.maximum.at(out, owner, sequence_logits)
         return out
+
+    @contextlib.contextmanager
+    def forward_pass(self):
+        """The forward pass of this mode, as a function from a padded batch (``input_ids``, ``attention_mask``:
+        CPU tensors) to its logits (a NumPy array); a torch network is in eval mode while it is used. Every
+        mode reads the same token ids: only the network that turns them into logits differs."""
+        if self.precision == "onnx":
+            session = onnx_session(self.judge)
+            yield lambda input_ids, attention_mask: session.run(
+                None, {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.numpy()}
+            )[0]
+            return
+        network = self.network()
+        was_training = network.training
+        network.eval()
+        device = next(network.parameters()).device if self.precision != "int8" else torch.device("cpu")
+        autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
+
+        def forward(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> np.ndarray:
+            with autocast:
+                out = network({"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)})
+            return out.float().cpu().numpy()
+
+        try:
+            yield forward
+        finally:
+            network.train(was_training)
+
+
+class _ForwardOfIds(torch.nn.Module):
+    """A judge's ``forward(batch)`` as ``forward(input_ids, attention_mask)``: the signature of the ONNX graph."""
+
+    def __init__(self, judge):
+        super().__init__()
+        self.judge = judge
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.judge({"input_ids": input_ids, "attention_mask": attention_mask})
+
+
+def _tensor_state(judge) -> tuple:
+    """Where each of the judge's tensors lives and how often it was changed in place (torch's version
+    counter): it changes when the weights do (an optimizer step, ``load_state_dict``, ``.to()``), so an
+    exported graph is never used after the network it was exported from has changed."""
+    tensors = itertools.chain(judge.parameters(), judge.buffers())  # an inference tensor keeps no counter: 0
+    return tuple((t.data_ptr(), 0 if t.is_inference() else t._version) for t in tensors)
+
+
+def onnx_session(judge):
+    """The ONNX Runtime session of ``judge``'s forward, exported once per judge and process.
+
+    Kept in memory (a weak dictionary keyed by the judge, like the int8 copies), not next to the judge: a
+    judge folder is input that is fingerprinted and never written to, an in-memory judge has no folder, and
+    a cache on disk would need keys, invalidation and cleanup for an export that takes seconds. It is
+    re-exported when the judge's tensors change (``_tensor_state``)."""
+    state = _tensor_state(judge)
+    cached = _ONNX_SESSIONS.get(judge)
+    if cached is None or cached[0] != state:
+        _ONNX_SESSIONS[judge] = (state, _new_session(judge))
+    return _ONNX_SESSIONS[judge][1]
+
+
+def _new_session(judge):
+    """Export ``judge``'s forward (dynamic batch and sequence axes) and open it in ONNX Runtime: CUDA when
+    this ONNX Runtime has it, else the CPU, with as many intra-op threads as torch uses."""
+    import onnxruntime
+
+    with tempfile.TemporaryDirectory(prefix="bertjudge-onnx-", ignore_cleanup_errors=True) as tmp:
+        path = f"{tmp}/model.onnx"  # a file, not bytes: its weights may go to a side file past protobuf's 2 GB
+        _export(judge, path)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = torch.get_num_threads()
+        options.log_severity_level = 3  # errors only: ORT warns about unused initializers and the like
+        providers = [
+            p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in onnxruntime.get_available_providers()
+        ]
+        return onnxruntime.InferenceSession(path, options, providers=providers)
+
+
+@contextlib.contextmanager
+def _quiet(logger: str):
+    """Errors only from ``logger`` while in the block (the exporter logs a warning per torchvision operator
+    it does not register, on every export)."""
+    log = logging.getLogger(logger)
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def _export(judge, path: str) -> None:
+    """``torch.onnx.export`` (the torch.export-based exporter: it refuses a graph it cannot keep dynamic
+    rather than freezing a branch taken on the example) of the judge's forward, in eval mode, to ``path``."""
+    pad = judge.encoder.pad_id
+    example = torch.tensor([[1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 5, pad, pad, pad]])
+    mask = (torch.arange(8) < torch.tensor([[8], [5]])).long()  # one padded row: the masked path is traced
+    device = next(judge.parameters()).device
+    dims = {0: torch.export.Dim.DYNAMIC, 1: torch.export.Dim.DYNAMIC}  # refused if the network fixes either
+    was_training = judge.training
+    judge.eval()
+    try:
+        with torch.inference_mode(False), warnings.catch_warnings(), _quiet("torch.onnx"):
+            warnings.simplefilter("ignore")  # the exporter's deprecation and tracing notes
+            program = torch.onnx.export(
+                _ForwardOfIds(judge).eval(),
+                (example.to(device), mask.to(device)),
+                input_names=["input_ids", "attention_mask"],
+                output_names=["logits"],
+                dynamic_shapes=(dims, dims),
+                dynamo=True,
+                opset_version=23,  # attention as ONNX's Attention op (one ORT kernel), not matmuls and a softmax
+                verbose=False,
+            )
+        program.save(path)
+    except Exception as e:  # noqa: BLE001 - whatever the exporter raises, say which judge and why, in one line
+        root = e
+        while root.__cause__ is not None:  # the exporter wraps the reason (torch.export's) in its own error
+            root = root.__cause__
+        why = re.sub(r"\x1b\[[0-9;]*m", "", str(root)).strip().splitlines() or [""]  # the exporter colours text
+        raise OnnxError(f"{judge.name}: its forward does not export to ONNX ({type(root).__name__}: {why[0]})") from e
+    finally:
+        judge.train(was_training)
 
 
 def compare(
@@ -141,7 +290,7 @@ def compare(
     """Time ``precision`` on ``records`` and compare its scores and verdicts with ``reference`` (the fp32
     probabilities; computed when None). Returns the check and this mode's probabilities."""
     engine = InferenceEngine(judge, precision, token_budget)
-    engine.logits(records[:8])  # warm-up (and build the int8 copy) outside the timing
+    engine.logits(records[:8])  # warm-up (and build the int8 copy or the ONNX session) outside the timing
     start = time.perf_counter()
     logits = engine.logits(records)
     seconds = time.perf_counter() - start
@@ -155,14 +304,23 @@ def compare(
 
 
 def choose(
-    judge, records: list[dict], candidates: tuple[str, ...] = PRECISIONS, token_budget: int = DEFAULT_TOKEN_BUDGET
+    judge,
+    records: list[dict],
+    candidates: tuple[str, ...] | None = None,
+    token_budget: int = DEFAULT_TOKEN_BUDGET,
 ) -> tuple[str, list[Check]]:
-    """The fastest precision among ``candidates`` whose verdicts agree with fp32 on ``records`` (the
-    check set) at ``AGREEMENT`` and whose scores stay within its ``SCORE_TOLERANCE``; every check."""
+    """The fastest precision among ``candidates`` (default: every mode this installation has) whose verdicts
+    agree with fp32 on ``records`` (the check set) at ``AGREEMENT`` and whose scores stay within its
+    ``SCORE_TOLERANCE``; every check. A mode that cannot run on this judge is refused, not an error: ``auto``
+    still picks among the others."""
     fp32, reference = compare(judge, records, "fp32", token_budget=token_budget)
     checks = [fp32]
-    for precision in candidates:
-        if precision != "fp32":
+    for precision in available_precisions() if candidates is None else candidates:
+        if precision == "fp32":
+            continue
+        try:
             checks.append(compare(judge, records, precision, reference, token_budget)[0])
+        except OnnxError as e:
+            checks.append(Check(precision, math.nan, math.nan, math.nan, False, str(e)))
     best = min((c for c in checks if c.ok), key=lambda c: c.seconds)
     return best.precision, checks
