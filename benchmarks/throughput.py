@@ -50,7 +50,11 @@ BUSY_LOAD = 0.5  # load average per core, before the run starts, above which the
 def gemm_peak(dtype: torch.dtype, n: int = 2048) -> float:
     """FLOP/s of an n×n matmul on this machine, now."""
     a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    seconds = benchmark.Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange(min_run_time=1.0).median
+    seconds = (
+        benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads())
+        .blocked_autorange(min_run_time=1.0)
+        .median
+    )
     return 2 * n**3 / seconds
 
 
@@ -86,7 +90,7 @@ def useful_flops(judge, records: list[dict]) -> float:
 
 
 def timed(fn, repeats: int) -> float:
-    timer = benchmark.Timer("fn()", globals={"fn": fn})
+    timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())  # its default is 1
     return statistics.median(timer.timeit(1).median for _ in range(repeats))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -109,3 +111,11 @@ def test_auto_picks_a_mode_that_agrees_and_the_judge_command_says_which(judge, t
     )
     err = capsys.readouterr().err
     assert "precision check" in err and "precision: " in err
+
+
+def test_progress_counts_each_record_once_when_it_has_several_sequences(judge, capsys):
+    records = rows(24)  # two references each: two sequences per record, in different batches
+    InferenceEngine(judge, "fp32", token_budget=64).logits(records, progress=True)
+    shown = capsys.readouterr().err.replace("\r", "\n").splitlines()
+    counts = [int(m[1]) for line in shown if (m := re.search(r"\| *(\d+)/24 ", line))]
+    assert counts and counts[-1] == 24 and max(counts) == 24  # not 48 (sequences), not more than the rows

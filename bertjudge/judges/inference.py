@@ -140,12 +140,14 @@ class InferenceEngine:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(records), desc=f"judging with {self.judge.name} ({self.precision})", unit="row")
+        left = np.bincount(owner, minlength=len(records))  # sequences still to score, per record
         try:
             with self.forward_pass() as forward:
                 for idx in batches:
                     sequence_logits[idx] = forward(*pad_batch([ids[i] for i in idx], self.judge.encoder.pad_id))
-                    if bar is not None:
-                        bar.update(len(set(owner[idx].tolist())) if len(owner) != len(records) else len(idx))
+                    np.subtract.at(left, owner[idx], 1)
+                    if bar is not None:  # a record is done when its last sequence is
+                        bar.update(int(np.count_nonzero(left[np.unique(owner[idx])] == 0)))
         finally:
             if bar is not None:
                 bar.close()
