@@ -341,9 +341,9 @@ CASES = [
     ("soup-positional-judges", ["soup", "{judge}", "{judge}", "--output", "{d}/out"], 2, ["use --judge"]),
     # bench
     ("bench-judge-not-a-folder", ["bench", "run", "--judge", "{d}/folder", "--no-timing"], 2, ["folder", "judge.json"]),
-    ("bench-eval-missing", ["bench", "run", "--eval", "{d}/missing.jsonl", "--no-timing"], 2, ["missing.jsonl"]),
-    ("bench-eval-folder", ["bench", "run", "--eval", "{d}/folder", "--no-timing"], 2, ["folder", "is a folder"]),
-    ("bench-eval-invalid-json", ["bench", "run", "--eval", "{d}/badjson.jsonl", "--no-timing"], 2, ["badjson.jsonl:3"]),
+    ("bench-eval-missing", ["bench", "run", "--data", "{d}/missing.jsonl", "--no-timing"], 2, ["missing.jsonl"]),
+    ("bench-eval-folder", ["bench", "run", "--data", "{d}/folder", "--no-timing"], 2, ["folder", "is a folder"]),
+    ("bench-eval-invalid-json", ["bench", "run", "--data", "{d}/badjson.jsonl", "--no-timing"], 2, ["badjson.jsonl:3"]),
     ("bench-n-0", ["bench", "run", "--n", "0"], 2, ["--n"]),
     ("bench-pareto-results-missing", ["bench", "pareto", "--results", "{d}/missing"], 2, ["--results", "missing"]),
     (

@@ -246,7 +246,7 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
                 str(results),
                 "--device",
                 "cpu",
-                "--eval",
+                "--data",
                 str(path),
                 "--min-run-time",
                 "0.2",
@@ -265,7 +265,8 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
     [table] = bench.result_tables(results, tmp_path / "no-quotes.csv").values()
     assert table[0]["accuracy"] == "0.6" and table[0]["front"]
     missing = str(tmp_path / "none.jsonl")
-    assert main(["bench", "run", "--only", "regex.v1", "--results", str(results), "--eval", missing]) == 2
+    assert main(["bench", "run", "--only", "regex.v1", "--results", str(results), "--data", missing]) == 2
+    assert main(["bench", "run", "--only", "regex.v1", "--results", str(results), "--eval", missing]) == 2  # renamed
 
 
 def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp_path, monkeypatch):
@@ -433,13 +434,13 @@ def bench_run(results, *extra) -> list[str]:
 def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_table(tmp_path, capsys):
     eval_path, results = eval_file(tmp_path, "real-test-v1.jsonl"), tmp_path / "results"
     with Spinner():
-        assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "0")) == 1
+        assert main(bench_run(results, "--data", str(eval_path), "--max-load", "0")) == 1
     err = capsys.readouterr().err
     assert "refused 1 row(s) timed on a busy machine: regex.v1 [cpu]" in err and "--allow-busy" in err
     assert not list(results.glob("cost-*.csv"))  # nothing written for the busy row
     assert bench.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # load does not bias it
     with Spinner():
-        assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "0", "--allow-busy")) == 0
+        assert main(bench_run(results, "--data", str(eval_path), "--max-load", "0", "--allow-busy")) == 0
     [row] = bench.read_csv(next(results.glob("cost-*.csv")))
     assert row["busy"] == "yes" and float(row["other_load"]) > 0 and float(row["latency_p50_ms"]) > 0
     readme, plot = tmp_path / "README.md", tmp_path / "pareto.png"
@@ -449,8 +450,8 @@ def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_
         "| `regex.v1`" not in text and "Left out, timed on a busy machine (measure again when idle): `regex.v1`" in text
     )
     assert bench.result_tables(results) == {"cost-cpu-fp32-torch" + row["torch"]: []}
-    assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "x")) == 2
-    assert main(bench_run(results, "--eval", str(eval_path), "--max-load", "-1")) == 2
+    assert main(bench_run(results, "--data", str(eval_path), "--max-load", "x")) == 2
+    assert main(bench_run(results, "--data", str(eval_path), "--max-load", "-1")) == 2
 
 
 def write_published_results(results):
@@ -516,7 +517,7 @@ def test_one_command_regenerates_the_readme_and_plot_from_the_csvs_alone_byte_fo
 def test_bench_run_writes_the_csvs_then_the_readme_and_plot_in_one_command(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # a checkout of its own: benchmarks/results, zoo/README.md, benchmarks/pareto.png
     eval_path = eval_file(tmp_path, "real-test-v1.jsonl")
-    run = ["bench", "run", "--only", "regex.v1", "--n", "20", "--eval", str(eval_path), "--no-timing"]
+    run = ["bench", "run", "--only", "regex.v1", "--n", "20", "--data", str(eval_path), "--no-timing"]
     assert main([*run, "--results", "elsewhere"]) == 0  # a trial folder: the published files are left alone
     assert list(Path("elsewhere").glob("cost-*.csv")) and not Path("zoo").exists() and not Path("benchmarks").exists()
     assert main(run) == 0

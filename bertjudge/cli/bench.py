@@ -34,9 +34,10 @@ def parser() -> argparse.ArgumentParser:
     run_p.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
     run_p.add_argument("--seed", type=int, default=0, help="seed of the embedded test records (default 0)")
     run_p.add_argument(
-        "--eval",
+        "--data",
         help="labelled records the accuracy is measured on, every row (default data/real/real-test-v1.jsonl.gz)",
     )
+    run_p.add_argument("--eval", dest="old_eval", help=argparse.SUPPRESS)  # renamed --data: parsed to say so
     run_p.add_argument(
         "--reasoning-tokens",
         type=int,
@@ -140,9 +141,11 @@ def _measure(args: argparse.Namespace) -> int:
         raise CommandError("--min-run-time must be above 0", usage=True)
     if args.max_load < 0:
         raise CommandError("--max-load must be at least 0", usage=True)
-    if args.eval and not Path(args.eval).is_file():
+    if args.old_eval:
+        raise CommandError(f"--eval is now --data: use --data {args.old_eval}", usage=True)
+    if args.data and not Path(args.data).is_file():
         raise CommandError(
-            f"--eval {args.eval}: {'is a folder' if Path(args.eval).is_dir() else 'no such file'}", usage=True
+            f"--data {args.data}: {'is a folder' if Path(args.data).is_dir() else 'no such file'}", usage=True
         )
     for folder in args.judge:
         if not (Path(folder) / "judge.json").is_file():
@@ -155,9 +158,9 @@ def _measure(args: argparse.Namespace) -> int:
     plot = None if args.no_render else args.plot or (bench.PARETO_PNG if published else None)
     for path, flag in ((readme, "--readme"), (plot, "--plot")):
         if path is not None:
-            check_output(path, [args.eval] if args.eval else [], flag=flag)
+            check_output(path, [args.data] if args.data else [], flag=flag)
     try:
-        eval_set = bench.load_eval_set(args.eval)  # read and checked before anything is measured
+        eval_set = bench.load_eval_set(args.data)  # read and checked before anything is measured
     except RecordError as err:
         raise CommandError(str(err), usage=True) from err
     import torch
