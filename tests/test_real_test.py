@@ -1,57 +1,72 @@
-"""real-test-v1: the frozen real-output test set. Its bytes are checksummed, and no question of it is in
-any other real data file (all of which were trained on, or chose something)."""
+"""The frozen real-output test sets (real-test-v1, real-test-v2): their bytes are checksummed, and no question
+of one is in any other real data file (all of which were trained on, chose something, or are the other test)."""
 
 import hashlib
 from pathlib import Path
 
+import pytest
+
 from bertjudge.core.records import read_records
 
 REAL = Path("data/real")
-TEST = REAL / "real-test-v1.jsonl.gz"
+TESTS = {
+    "real-test-v1": (
+        {"open_qa", "multiple_choice", "context_extraction", "open_math"},
+        {("evouna", "human:evouna"), ("embedded", "read:llm-agent")},
+    ),
+    "real-test-v2": (
+        {"multiple_choice", "context_extraction", "open_math"},
+        {("embedded", "read:llm-agent")},
+    ),
+}
 
 
 def _question(rec):
     return " ".join((rec["question"] or "").lower().split())
 
 
-def test_real_test_v1_is_frozen():
-    expected = (REAL / "real-test-v1.sha256").read_text().split()[0]
-    assert hashlib.sha256(TEST.read_bytes()).hexdigest() == expected, (
-        "real-test-v1 changed: it is frozen; make a new version (real-test-v2) instead"
+@pytest.mark.parametrize("name", TESTS)
+def test_the_test_set_is_frozen(name):
+    expected = (REAL / f"{name}.sha256").read_text().split()[0]
+    assert hashlib.sha256((REAL / f"{name}.jsonl.gz").read_bytes()).hexdigest() == expected, (
+        f"{name} changed: it is frozen; make a new version instead"
     )
 
 
-def test_real_test_v1_holds_every_category_and_says_who_labelled_it():
-    rows = list(read_records(TEST))
+@pytest.mark.parametrize("name", TESTS)
+def test_the_test_set_holds_its_categories_and_says_who_labelled_it(name):
+    categories, sources = TESTS[name]
+    rows = list(read_records(REAL / f"{name}.jsonl.gz"))
     assert {r["split"] for r in rows} == {"test"}
-    categories = {r["category"] for r in rows}
-    assert categories == {"open_qa", "multiple_choice", "context_extraction", "open_math"}
-    sources = {(r["task"].split("-")[0], r["label_source"]) for r in rows}
-    assert sources == {("evouna", "human:evouna"), ("embedded", "read:llm-agent")}
+    assert {r["category"] for r in rows} == categories
+    assert {(r["task"].split("-")[0], r["label_source"]) for r in rows} == sources
     assert len({r["id"] for r in rows}) == len(rows)
 
 
-def test_no_question_of_real_test_v1_is_anywhere_else():
-    test_questions = {_question(r) for r in read_records(TEST)}
-    test_ids = {r["id"] for r in read_records(TEST)}
+@pytest.mark.parametrize("name", TESTS)
+def test_no_question_of_the_test_set_is_anywhere_else(name):
+    test = REAL / f"{name}.jsonl.gz"
+    test_questions = {_question(r) for r in read_records(test)}
+    test_ids = {r["id"] for r in read_records(test)}
     for path in sorted(REAL.glob("*.jsonl.gz")):
-        if path == TEST:
+        if path == test:
             continue
         rows = list(read_records(path))
-        if path.name.startswith("evouna"):  # the source of its open-QA part: only its test split may match
+        if path.name.startswith("evouna"):  # the source of v1's open-QA part: only its test split may match
             rows = [r for r in rows if r["split"] != "test"]
         assert not test_questions & {_question(r) for r in rows}, path
         assert not test_ids & {r["id"] for r in rows}, path
 
 
-def test_no_question_of_real_test_v1_is_in_the_embedded_training_split():
+@pytest.mark.parametrize("name", TESTS)
+def test_no_question_of_the_test_set_is_in_the_embedded_training_split(name):
     from bertjudge.data.sources import load_source
 
     def opening(rec):  # the question's first words: the answer-format lines of the variants differ
         return _question(rec)[:80]
 
     train = {opening(r) for r in load_source("embedded:train?n=5000")}
-    val_and_test = {opening(r) for split in ("val", "test") for r in load_source(f"embedded:{split}?n=2000")}
-    embedded = {opening(r) for r in read_records(TEST) if r["task"].startswith("embedded")}
+    val_and_test = {opening(r) for split in ("val", "test") for r in load_source(f"embedded:{split}?n=6400")}
+    embedded = {opening(r) for r in read_records(REAL / f"{name}.jsonl.gz") if r["task"].startswith("embedded")}
     assert embedded & val_and_test  # the check can match: these are embedded test questions
     assert not embedded & train

@@ -747,7 +747,7 @@ def run_judges(
             )
         out["details"][key] = rows
         out["scores"][key] = np.array([np.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
-        if rows and "logit" in rows[0]:
+        if rows and all("logit" in row for row in rows):  # a trained judge (not one routed in part to rules)
             out["uncalibrated"][key] = calibrated(np.array([row["logit"] for row in rows]))
         described = judge.describe()
         if "routing" in described:
