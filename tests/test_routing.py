@@ -271,3 +271,19 @@ def test_by_category_spec_and_its_refusals(folders):
     other.threshold = 0.7  # e.g. a judge with a threshold fitted on its own
     with pytest.raises(ValueError, match="threshold 0.7 differs from the default judge's 0.5"):
         ByCategoryJudge(Judge.load(folders[0]), {"open_qa": other})
+
+
+def test_evaluate_a_by_category_judge_whose_rows_come_from_rules_and_a_model(folders, tmp_path):
+    records = (
+        [  # the first row the model's (with a logit), the others the rules' (without)
+            normalize(
+                {"category": "open_qa", "candidate": f"It is {c}.", "reference": "Paris", "label": int(c == "Paris")}, c
+            )
+            for c in ("Paris", "Lyon", "Nice")
+        ]
+        + rows()[:4]
+    )
+    data = write_records(tmp_path / "mixed.jsonl", records)
+    report = evaluate(data, [f"by-category:{folders[0]}?multiple_choice=regex"], tmp_path / "rep", "--bootstrap", "10")
+    (result,) = report["judges"].values()
+    assert result["overall"]["n"] == 7 and "ece_uncalibrated" not in result.get("calibration", {})
