@@ -147,6 +147,18 @@ def test_evaluate(tmp_path):
     report, expected = (json.loads((d / "report.json").read_text()) for d in (out, tmp_path / "fresh"))
     assert report["judges"] == expected["judges"]
 
+    # killed while the second judge scores: the first judge's rows are all kept, none scored again
+    later = tmp_path / "later"
+    killed_when([*args, "--output", later], lambda: lines(partial_path(later / "scores" / "contains.jsonl")) >= 2)
+    assert (
+        lines(partial_path(later / "scores" / "regex.jsonl")) == 1 + 3000
+        and not (later / "scores" / "regex.jsonl").exists()
+    )
+    assert bertjudge(*args, "--output", later).returncode == 0
+    assert (later / "scores" / "regex.jsonl").read_bytes() == (
+        tmp_path / "fresh" / "scores" / "regex.jsonl"
+    ).read_bytes()
+
     # a resume after a labelled row changed is refused
     killed_when(
         [*args, "--output", tmp_path / "again"],

@@ -682,6 +682,7 @@ def test_a_generative_folder_is_checked_too(tmp_path):
     (generative / "tokenizer.json").unlink()
     with pytest.raises(JudgeFileError, match=re.escape(f"{generative / 'tokenizer.json'}: missing")):
         Judge.load(str(generative))
+    GenerativeJudge(backbone=lm, lora_r=0).export(generative)  # whole again, then only judge.json is wrong
     edit_judge_json(mode=None)(generative)
     with pytest.raises(JudgeFileError, match=re.escape(f"{generative / 'judge.json'}: missing 'mode'")):
         Judge.load(str(generative))

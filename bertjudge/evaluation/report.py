@@ -733,8 +733,8 @@ def run_judges(
     (the scores of trained judges before temperature and bias) and ``routing`` (routing judges).
 
     With ``scores_dir``, each judge's per-row details are written to ``scores_dir/<judge>.jsonl``,
-    resumably (``core.resumable.PartialFile``, ``chunk_size`` rows at a time): a rerun after an
-    interruption scores only the rows not done, and refuses rows scored by a judge that changed since
+    resumably (``core.resumable.PartialFile``, ``chunk_size`` rows at a time; the partial files become the
+    scores files once every judge is done): a rerun after an interruption scores only the rows not done, and refuses rows scored by a judge that changed since
     or from a labelled row that changed (``restart`` starts over). A routing judge's routing counts then
     cover the rows scored in this run (the report says how many were resumed)."""
     out = {"scores": {}, "details": {}, "thresholds": {}, "uncalibrated": {}, "routing": {}}
@@ -753,7 +753,15 @@ def run_judges(
         if "routing" in described:
             out["routing"][key] = {**described["routing"], "resumed_rows_not_counted": resumed}
         out["thresholds"][key] = float(judge.threshold)
+    if scores_dir is not None:  # every judge done: each partial file becomes its scores file
+        for key, judge in judges.items():
+            with PartialFile(scores_file(scores_dir, key), "evaluate", _settings(judge)) as partial:
+                partial.commit()
     return out
+
+
+def _settings(judge) -> dict:
+    return {"judge": judge.name, "fingerprint": judge_fingerprint(judge)}
 
 
 def scores_file(scores_dir: str | Path, key: str) -> Path:
@@ -765,7 +773,7 @@ def _resumable_details(
     key: str, judge, records: list[dict], batch_size: int, progress: bool, scores_dir, restart: bool, chunk_size: int
 ) -> tuple[list[dict], int]:
     """A judge's details of ``records`` through its partial file; and how many rows were resumed."""
-    settings = {"judge": judge.name, "fingerprint": judge_fingerprint(judge)}
+    settings = _settings(judge)
     hint = "rerun with --restart to score every row again"
     rows: list[dict] = []
     with PartialFile(scores_file(scores_dir, key), "evaluate", settings, restart, hint) as partial:
@@ -797,5 +805,4 @@ def _resumable_details(
         finally:
             if bar is not None:
                 bar.close()
-        partial.commit()
-    return rows, resumed
+    return rows, resumed  # committed once every judge is done: a rerun after any failure reads it back
