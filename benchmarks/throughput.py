@@ -16,8 +16,10 @@ same input text and maximum length as the judge:
 Prints samples/s, the ratio to the naive loop, useful-FLOP utilization (FLOPs of the non-padding tokens ÷
 time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest score difference
 with fp32, and the process's peak RSS; writes ``benchmarks/results/throughput-<host>.csv``. Times are the
-median of ``--repeats`` timed passes (``torch.utils.benchmark``), and the load average is recorded: a
-figure measured on a busy machine is marked so.
+median of ``--repeats`` timed passes (``torch.utils.benchmark``), taken in turns — one pass of every mode, then
+the next round — so that a slower spell of a shared machine falls on every mode alike; the spread of each mode's
+passes ((max - min) / median) is in the CSV, and so is the CPU time other processes took while the modes were
+timed (``other_load``, measured as ``bench run`` measures it): a run above ``--max-load`` is marked busy.
 """
 
 from __future__ import annotations
@@ -39,12 +41,12 @@ from torch.utils.flop_counter import FlopCounterMode
 from bertjudge.core.collate import pad_batch
 from bertjudge.core.formats import expand_references
 from bertjudge.data.sources import load_source
-from bertjudge.judges.inference import DEFAULT_TOKEN_BUDGET, PRECISIONS, InferenceEngine, available_precisions
+from bertjudge.evaluation import bench
+from bertjudge.judges.inference import PRECISIONS, InferenceEngine, available_precisions, default_token_budget
 from bertjudge.judges.loading import Judge
 
 DATA = ["data/real/evouna-tq-v1.jsonl.gz?split=val&n=192&seed=0", "data/real/manual-v3.jsonl.gz?n=320&seed=0"]
 RESULTS = Path("benchmarks/results")
-BUSY_LOAD = 0.5  # load average per core, before the run starts, above which the run is marked busy
 
 
 def gemm_peak(dtype: torch.dtype, n: int = 2048) -> float:
@@ -89,9 +91,19 @@ def useful_flops(judge, records: list[dict]) -> float:
     return float(sum(per_length[length] for length in lengths))
 
 
-def timed(fn, repeats: int) -> float:
-    timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())  # its default is 1
-    return statistics.median(timer.timeit(1).median for _ in range(repeats))
+def timed_in_turns(fns: dict, repeats: int) -> dict[str, tuple[float, float]]:
+    """Per function, the median seconds of ``repeats`` passes and their spread ((max - min) / median); the
+    passes are taken in turns (every function once, then again), so that the machine's slower spells are
+    shared out rather than falling on one function."""
+    timers = {  # Timer's default is one thread
+        name: benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+        for name, fn in fns.items()
+    }
+    passes = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, timer in timers.items():
+            passes[name].append(timer.timeit(1).median)
+    return {name: (statistics.median(p), (max(p) - min(p)) / statistics.median(p)) for name, p in passes.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,17 +119,28 @@ def main(argv: list[str] | None = None) -> int:
         choices=PRECISIONS,
         help="default: the installed ones",
     )
-    parser.add_argument("--token-budget", type=int, default=DEFAULT_TOKEN_BUDGET)
-    parser.add_argument("--repeats", type=int, default=3, help="timed passes per mode (the median is kept)")
+    parser.add_argument(
+        "--token-budget", type=int, help="rows x padded length per batch (default: the engine's for the device)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="timed passes per mode, taken in turns (the median is kept)"
+    )
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument(
+        "--max-load",
+        type=float,
+        default=bench.MAX_LOAD,
+        help="other processes' share of each core above which "
+        f"the run is marked busy (default {bench.MAX_LOAD}, as bench run's)",
+    )
     parser.add_argument(
         "--output", type=Path, help="the CSV to write (default benchmarks/results/throughput-<host>.csv)"
     )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     judge = Judge.load(args.judge)
+    budget = args.token_budget or default_token_budget(next(judge.parameters()).device)
     records = [r for spec in args.data for r in load_source(spec)]
-    load_before = os.getloadavg()[0]
     peak = {"fp32": gemm_peak(torch.float32), "bf16": gemm_peak(torch.bfloat16)}
     flops = useful_flops(judge, records)
     print(
@@ -130,25 +153,24 @@ def main(argv: list[str] | None = None) -> int:
         return judge.probabilities(torch.from_numpy(logits)).numpy()
 
     rows = []
-    reference = None
-    naive_seconds = timed(lambda: naive_logits(judge, records), args.repeats)
-    naive = probs(naive_logits(judge, records))
-    runs = [("naive", naive_seconds, naive)]
+    passes = {"naive": lambda: naive_logits(judge, records)}
     for mode in args.modes:
-        engine = InferenceEngine(judge, mode, args.token_budget)
-        engine.logits(records[:8])  # warm-up: the int8 copy, the ONNX export, oneDNN kernels
-        seconds = timed(lambda engine=engine: engine.logits(records), args.repeats)
-        runs.append((mode, seconds, probs(engine.logits(records))))
-    reference = dict((m, p) for m, _, p in runs).get("fp32", naive)
-    load_after = os.getloadavg()[0]  # includes this run's own threads: recorded, not judged
-    busy = load_before / (os.cpu_count() or 1) > BUSY_LOAD
-    for mode, seconds, p in runs:
+        engine = InferenceEngine(judge, mode, budget)
+        engine.logits(records[:8])  # warm-up: the bf16 and int8 copies, the ONNX export, oneDNN kernels
+        passes[mode] = lambda engine=engine: engine.logits(records)
+    with bench.MachineLoad(args.max_load) as load:
+        timings = timed_in_turns(passes, args.repeats)
+    runs = [(mode, *timings[mode], probs(fn())) for mode, fn in passes.items()]
+    naive_seconds = timings["naive"][0]
+    reference = dict((m, p) for m, _, _, p in runs).get("fp32", runs[0][3])
+    for mode, seconds, spread, p in runs:
         rows.append(
             {
                 "mode": mode,
                 "rows": len(records),
                 "seconds": round(seconds, 3),
                 "samples_per_s": round(len(records) / seconds, 2),
+                "spread": round(spread, 3),
                 "vs_naive": round(naive_seconds / seconds, 2),
                 "useful_flop_utilization_fp32_peak": round(flops / seconds / peak["fp32"], 3),
                 "verdict_agreement_fp32": round(
@@ -156,27 +178,26 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 "max_score_diff_fp32": round(float(np.max(np.abs(p - reference))), 4),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-                "token_budget": args.token_budget if mode != "naive" else "",
+                "token_budget": budget if mode != "naive" else "",
                 "gemm_peak_fp32_gflops": round(peak["fp32"] / 1e9),
                 "gemm_peak_bf16_gflops": round(peak["bf16"] / 1e9),
                 "threads": args.threads,
                 "cpu": platform.processor() or platform.machine(),
-                "load_avg": f"{load_before:.2f}/{load_after:.2f}",
-                "busy": busy,
+                **load.fields(),
                 "judge": args.judge,
             }
         )
-    header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9}"
+    header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9} {'spread':>7}"
     print(header)
     for r in rows:
         print(
             f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
-            f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB"
+            f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB {r['spread']:>7.2f}"
         )
-    if busy:
+    if load.busy:
         print(
-            f"the machine was busy (load {load_before:.2f}/{load_after:.2f} on {os.cpu_count()} cores): these figures "
-            "are marked busy and not for publication",
+            f"the machine was busy (other processes took {load.other_load:.2f} of each core, above --max-load "
+            f"{args.max_load}): these figures are marked busy and not for publication",
             file=sys.stderr,
         )
     out = args.output or RESULTS / f"throughput-{platform.node() or 'host'}.csv"

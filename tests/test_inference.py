@@ -12,7 +12,14 @@ from bertjudge.cli.main import main
 from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.judges.inference import InferenceEngine, available_precisions, token_batches
+from bertjudge.judges.inference import (
+    CPU_TOKEN_BUDGET,
+    GPU_TOKEN_BUDGET,
+    InferenceEngine,
+    available_precisions,
+    default_token_budget,
+    token_batches,
+)
 
 
 def rows(n=24):
@@ -83,6 +90,43 @@ def test_bf16_and_int8_stay_close_to_fp32_and_unknown_modes_are_refused(judge):
         assert np.max(np.abs(other - fp32)) < 0.5  # a tiny random model: close, not equal
     with pytest.raises(ValueError, match="precision"):
         InferenceEngine(judge, "fp8")
+
+
+def test_bf16_scores_are_autocast_over_the_judge_and_follow_its_weights(tiny_backbone):
+    """The bf16 mode runs a copy whose Linear weights are stored in bf16: the numbers of autocast over the judge
+    itself (to bf16 kernels' rounding), and a new copy once the judge's weights change (a stale
+    copy would be a whole logit off)."""
+    judge = EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(references="each", max_references=2)).eval()
+    records = rows()
+
+    class AutocastOverJudge(InferenceEngine):  # the same batches under autocast, on the judge's fp32 weights
+        def network(self):
+            return self.judge
+
+    def autocast_over_judge():
+        return AutocastOverJudge(judge, "bf16").logits(records)
+
+    engine = InferenceEngine(judge, "bf16")
+    fp32 = InferenceEngine(judge, "fp32").logits(records)
+    assert np.max(np.abs(engine.logits(records) - fp32)) > 0  # bf16 kernels ran
+    np.testing.assert_allclose(engine.logits(records), autocast_over_judge(), atol=1e-3)
+    assert engine.network() is not judge and engine.network() is InferenceEngine(judge, "bf16").network()
+    with torch.no_grad():
+        judge.model.classifier.bias += 1.0  # in place: the copy must be made again
+    np.testing.assert_allclose(engine.logits(records), autocast_over_judge(), atol=1e-3)
+    assert all(p.dtype == torch.float32 for p in judge.parameters())  # the judge itself is left in fp32
+
+
+def test_the_default_token_budget_is_capped_on_a_cpu_and_large_on_a_gpu(judge):
+    assert default_token_budget("cpu") == CPU_TOKEN_BUDGET
+    assert default_token_budget("cpu", 32 * 64) == 32 * 64
+    assert default_token_budget("cpu", 32 * 512) == CPU_TOKEN_BUDGET
+    assert default_token_budget("cuda") == GPU_TOKEN_BUDGET
+    assert default_token_budget("cuda", 32 * 512) == 32 * 512
+    assert InferenceEngine(judge).token_budget == CPU_TOKEN_BUDGET
+    assert judge.default_token_budget(4) == 4 * judge.format.max_length
+    with pytest.raises(ValueError, match="batch_size"):
+        judge.default_token_budget(0)
 
 
 def test_auto_picks_a_mode_that_agrees_and_the_judge_command_says_which(judge, tmp_path, capsys):

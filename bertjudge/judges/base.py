@@ -28,7 +28,7 @@ from bertjudge.core.judge_file import JudgeFileError, read_json_object, read_mod
 from bertjudge.core.metrics import GroupedBinaryMetrics
 from bertjudge.core.records import CATEGORIES
 from bertjudge.core.version import __version__
-from bertjudge.judges.inference import InferenceEngine
+from bertjudge.judges.inference import InferenceEngine, default_token_budget
 from bertjudge.judges.inference import choose as choose_precision
 from bertjudge.judges.interface import BaseJudge, verdict_fields
 from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
@@ -154,7 +154,7 @@ class JudgeModule(BaseJudge, L.LightningModule):
 
     judge_kind = "base"
     precision = "fp32"  # the inference engine's mode: fp32, bf16 or int8 (set_precision)
-    token_budget: int | None = None  # rows x padded length per scoring batch; None: batch_size x max_length
+    token_budget: int | None = None  # rows x padded length per scoring batch; None: inference.default_token_budget
 
     def __init__(
         self,
@@ -366,11 +366,18 @@ class JudgeModule(BaseJudge, L.LightningModule):
     def logits_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Uncalibrated logits for records, in input order, through the inference engine
         (``bertjudge.judges.inference``) in the judge's ``precision``: batches filled to
-        ``token_budget`` tokens (default: ``batch_size`` rows at the format's maximum length)."""
+        ``token_budget`` tokens (default: ``batch_size`` rows at the format's maximum length, at most
+        ``inference.CPU_TOKEN_BUDGET`` on a CPU)."""
+        budget = self.token_budget or self.default_token_budget(batch_size)
+        return InferenceEngine(self, self.precision, budget).logits(records, progress=progress)
+
+    def default_token_budget(self, batch_size: int) -> int:
+        """The token budget of a scoring batch when ``token_budget`` is not set: ``batch_size`` rows at the
+        format's maximum length, capped on a CPU (``inference.default_token_budget``)."""
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
-        budget = self.token_budget or batch_size * self.format.max_length
-        return InferenceEngine(self, self.precision, budget).logits(records, progress=progress)
+        device = next(self.parameters()).device
+        return default_token_budget(device, batch_size * self.format.max_length)
 
     def set_precision(self, precision: str, check_records: list[dict] | None = None) -> list:
         """Score in ``precision`` from now on (``bertjudge.judges.inference.PRECISIONS``), or ``auto``: the

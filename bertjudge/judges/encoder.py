@@ -238,8 +238,7 @@ class EncoderJudge(JudgeModule):
         in fp32 on the judge's device. A pass of its own: the inference engine (``judges/inference.py``)
         returns one logit per sequence, so the head's outputs do not come through it; this pass batches
         the same way (``token_batches`` to a token budget)."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
+        budget = self.token_budget or self.default_token_budget(batch_size)
         sequences, owner = expand_references(records, self.format)
         ids = self.encoder.encode_many(sequences)
         logits = np.empty(len(ids), dtype=np.float64)
@@ -247,9 +246,7 @@ class EncoderJudge(JudgeModule):
         device, was_training = next(self.parameters()).device, self.training
         self.eval()
         try:
-            for idx in token_batches(
-                [len(row) for row in ids], self.token_budget or batch_size * self.format.max_length
-            ):
+            for idx in token_batches([len(row) for row in ids], budget):
                 input_ids, attention_mask = pad_batch([ids[i] for i in idx], self.encoder.pad_id)
                 verdict, error = self.forward_heads(
                     {"input_ids": input_ids.to(device), "attention_mask": attention_mask.to(device)}

@@ -6,7 +6,11 @@ Records are tokenized once, sorted by token length, cut into batches that fill a
 longest row, scored, and put back in input order. A record read as several sequences (one per
 reference) gets the largest of its sequences' logits.
 
-Precision modes (``PRECISIONS``): ``fp32``; ``bf16`` (autocast: AMX / AVX512-bf16 CPUs and GPUs);
+The token budget matters on a CPU: batches of about 2,048 tokens stay in its caches and run faster than
+larger ones (measured with ``benchmarks/throughput.py``), while a GPU wants large batches: ``default_token_budget``.
+
+Precision modes (``PRECISIONS``): ``fp32``; ``bf16`` (autocast over a copy whose Linear weights are stored in
+bf16, so they are not cast again at every batch: AMX / AVX512-bf16 CPUs and GPUs);
 ``int8`` (dynamic int8 quantization of the Linear layers, CPU); ``onnx`` (the judge's forward exported
 with ``torch.onnx`` and run by ONNX Runtime; the optional extra ``bertjudge[onnx]``); ``auto`` picks the
 fastest mode whose verdicts agree with fp32 on a check set and whose scores stay within
@@ -41,10 +45,11 @@ PRECISIONS = ("fp32", "bf16", "int8", "onnx")  # onnx only where its extra is in
 # over 512 dev rows), so 1e-3 leaves room for deeper networks and other kernels and still refuses a wrong graph.
 SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1, "onnx": 1e-3}
 AGREEMENT = 0.999  # share of verdicts that must agree with fp32 on the check set
-DEFAULT_TOKEN_BUDGET = 16384
+CPU_TOKEN_BUDGET = 2048  # the largest default batch on a CPU (rows x padded length): larger ones leave its caches
+GPU_TOKEN_BUDGET = 16384
 ONNX_PACKAGES = ("onnxruntime", "onnxscript")  # run, and export (torch.onnx's exporter needs onnxscript and onnx)
 ONNX_INSTALL = "pip install 'bertjudge[onnx]'"
-_INT8_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> its quantized copy
+_COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> {mode: (tensor state, its copy)}
 _ONNX_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> (tensor state, ORT session)
 
 
@@ -60,6 +65,14 @@ def onnx_available() -> bool:
 def available_precisions() -> tuple[str, ...]:
     """The modes this installation can run: ``PRECISIONS`` less ``onnx`` when its extra is missing."""
     return tuple(p for p in PRECISIONS if p != "onnx" or onnx_available())
+
+
+def default_token_budget(device: torch.device | str, requested: int | None = None) -> int:
+    """The token budget of a batch on ``device`` when the caller set none: ``requested`` (a batch size times the
+    maximum length, say), capped at ``CPU_TOKEN_BUDGET`` on a CPU; ``GPU_TOKEN_BUDGET`` when nothing was asked."""
+    if torch.device(device).type == "cpu":
+        return min(requested or CPU_TOKEN_BUDGET, CPU_TOKEN_BUDGET)
+    return requested or GPU_TOKEN_BUDGET
 
 
 def token_batches(lengths: list[int], token_budget: int, max_rows: int = 512) -> list[list[int]]:
@@ -96,12 +109,14 @@ class InferenceEngine:
     Args:
         judge: the judge whose ``encoder`` (token ids) and ``forward`` (one logit per sequence) are used.
         precision: one of ``PRECISIONS``.
-        token_budget: rows × padded length per batch.
+        token_budget: rows × padded length per batch (None: ``default_token_budget`` of the judge's device).
     """
 
-    def __init__(self, judge, precision: str = "fp32", token_budget: int = DEFAULT_TOKEN_BUDGET):
+    def __init__(self, judge, precision: str = "fp32", token_budget: int | None = None):
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS} (or 'auto'), got {precision!r}")
+        if token_budget is None:
+            token_budget = default_token_budget(_device_of(judge))
         if token_budget < 1:
             raise ValueError(f"token_budget must be at least 1, got {token_budget}")
         if precision == "onnx" and not onnx_available():
@@ -110,16 +125,17 @@ class InferenceEngine:
         self.judge, self.precision, self.token_budget = judge, precision, token_budget
 
     def network(self):
-        """The module that runs the forward pass: the judge itself, or its int8 copy (made once per judge)."""
-        if self.precision != "int8":
+        """The module that runs the forward pass: the judge itself in fp32, else its copy for this mode, made
+        once per judge and made again when the judge's weights change (``_tensor_state``): in ``int8`` the
+        Linear layers dynamically quantized (CPU); in ``bf16`` the Linear weights stored in bf16 — what
+        autocast would cast them to at every batch, so the scores are those of autocast over the judge."""
+        if self.precision not in ("int8", "bf16"):
             return self.judge
-        if self.judge not in _INT8_COPIES:
-            with warnings.catch_warnings():  # torch.ao's dynamic quantization warns that torchao replaces it
-                warnings.simplefilter("ignore")
-                _INT8_COPIES[self.judge] = torch.ao.quantization.quantize_dynamic(
-                    copy.deepcopy(self.judge).float().cpu(), {torch.nn.Linear}, dtype=torch.qint8
-                )
-        return _INT8_COPIES[self.judge]
+        state = _tensor_state(self.judge)
+        copies = _COPIES.setdefault(self.judge, {})
+        if copies.get(self.precision, (None,))[0] != state:
+            copies[self.precision] = (state, _copy_for(self.judge, self.precision))
+        return copies[self.precision][1]
 
     def encode(self, records: list[dict]) -> tuple[list[list[int]], np.ndarray]:
         """Token ids of every sequence the judge reads, and the record each comes from."""
@@ -183,6 +199,25 @@ class InferenceEngine:
             yield forward
         finally:
             network.train(was_training)
+
+
+def _device_of(judge) -> torch.device:
+    return next(itertools.chain(judge.parameters(), [torch.empty(0)])).device
+
+
+def _copy_for(judge, precision: str):
+    """A copy of ``judge`` for ``precision`` (``int8`` or ``bf16``; see ``InferenceEngine.network``)."""
+    if precision == "int8":
+        with warnings.catch_warnings():  # torch.ao's dynamic quantization warns that torchao replaces it
+            warnings.simplefilter("ignore")
+            return torch.ao.quantization.quantize_dynamic(
+                copy.deepcopy(judge).float().cpu(), {torch.nn.Linear}, dtype=torch.qint8
+            )
+    network = copy.deepcopy(judge)
+    for module in network.modules():
+        if isinstance(module, torch.nn.Linear):
+            module.to(torch.bfloat16)
+    return network
 
 
 class _ForwardOfIds(torch.nn.Module):
@@ -287,7 +322,7 @@ def compare(
     records: list[dict],
     precision: str,
     reference: np.ndarray | None = None,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | None = None,
 ) -> tuple[Check, np.ndarray]:
     """Time ``precision`` on ``records`` and compare its scores and verdicts with ``reference`` (the fp32
     probabilities; computed when None). Returns the check and this mode's probabilities."""
@@ -309,7 +344,7 @@ def choose(
     judge,
     records: list[dict],
     candidates: tuple[str, ...] | None = None,
-    token_budget: int = DEFAULT_TOKEN_BUDGET,
+    token_budget: int | None = None,
 ) -> tuple[str, list[Check]]:
     """The fastest precision among ``candidates`` (default: every mode this installation has) whose verdicts
     agree with fp32 on ``records`` (the check set) at ``AGREEMENT`` and whose scores stay within its

@@ -1,0 +1,72 @@
+"""``benchmarks/throughput.py`` end to end on a tiny random judge: every mode timed in turns, one CSV row each."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from bertjudge.core.formats import JudgeFormat
+from bertjudge.core.records import normalize, write_records
+from bertjudge.judges.encoder import EncoderJudge
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("throughput", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow  # 12 s: the GEMM peaks are timed for a second each
+def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backbone, tmp_path):
+    EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(max_length=64)).export(tmp_path / "judge")
+    rows = [
+        normalize(
+            {
+                "question": f"What is {i} + 1?",
+                "candidate": "Let me see. " * (i % 5) + str(i + 1),
+                "references": [str(i + 1)],
+                "label": 1,
+            }
+        )
+        for i in range(40)
+    ]
+    data = write_records(tmp_path / "rows.jsonl", rows)
+    out = tmp_path / "throughput.csv"
+    script = load_script()
+    assert (
+        script.main(
+            [
+                "--judge",
+                str(tmp_path / "judge"),
+                "--data",
+                str(data),
+                "--modes",
+                "fp32",
+                "bf16",
+                "--repeats",
+                "2",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    table = list(csv.DictReader(out.open()))
+    assert [r["mode"] for r in table] == ["naive", "fp32", "bf16"]
+    by_mode = {r["mode"]: r for r in table}
+    assert float(by_mode["fp32"]["verdict_agreement_fp32"]) == 1.0  # fp32 is the reference
+    assert float(by_mode["fp32"]["max_score_diff_fp32"]) == 0.0
+    assert float(by_mode["naive"]["max_score_diff_fp32"]) < 1e-5  # the same network and text, other batches
+    for r in table:
+        assert int(r["rows"]) == 40 and float(r["samples_per_s"]) > 0 and float(r["spread"]) >= 0
+        naive = by_mode["naive"]
+        ratio = float(naive["seconds"]) / float(r["seconds"]) if float(r["seconds"]) else None
+        assert ratio is None or abs(float(r["vs_naive"]) - ratio) < 0.1 * ratio  # seconds are rounded to 1 ms
+    assert all(r["busy"] in ("", "yes") and float(r["other_load"]) >= 0 for r in table)
+    assert by_mode["naive"]["token_budget"] == "" and int(by_mode["fp32"]["token_budget"]) == 2048
