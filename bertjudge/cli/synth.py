@@ -22,6 +22,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--per-question", type=int, default=4, help="candidates per question, half correct (default 4)")
     p.add_argument("--val-fraction", type=float, default=0.1, help="share of questions in val.jsonl (default 0.1)")
     p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument(
+        "--language",
+        default="en",
+        choices=synth.LANGUAGES,
+        help="language of the questions and of the candidates written (default en)",
+    )
     return p
 
 
@@ -36,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     check_writes([args.output / "train.jsonl", args.output / "val.jsonl"], [args.input])
     try:
         rows = synth.read_rows(args.input)
-        made = synth.synthesize(rows, args.per_question, args.seed, args.val_fraction)
+        made = synth.synthesize(rows, args.per_question, args.seed, args.val_fraction, args.language)
     except records.RecordError as err:
         raise CommandError(str(err), usage=True) from err
     splits = {name: [r for r in made if r["split"] == name] for name in ("train", "val")}

@@ -43,6 +43,27 @@ options listed in the question -> ``multiple_choice``; a question holding a pass
 more than 400 characters), an "unanswerable" reference, a reference of more than 8 words, or no
 question -> ``context_extraction``; anything else (a factual question without a passage and a
 short answer, as in TriviaQA or NQ-open) -> ``open_qa``.
+
+Languages: ``--language en`` (the default) is all of the above. ``--language fr``, ``de``, ``es`` or ``ko`` reads
+the questions and references in that language and writes candidates with the multilingual corpus's writers
+(``corpus.multilingual.candidate_for``): its answer markers ("Réponse finale :", "Die Antwort ist", "Respuesta
+final:", "정답:"), decimal commas and grouped thousands (Korean: English notation), number words, fractions,
+units, ``\\boxed{}``, markdown, reasoning, hedges and paragraphs; Korean options listed circled ("① 파리") are
+answered "③", "3번" or "③ 파리". References are read in the language's notation ("3,5" = 3.5, "1.000" = 1000,
+so "1,000" is one in fr/de/es), and a math row's references gain the number in English notation ("3.5") where
+none holds it. Wrong answers: another option; the number off by one, a place off, its sign flipped, a number of
+the question, or reasoning that states another at the end; for open QA another entity only when a reference is
+one of the corpus's lexicon in that language (its capitals, chemical symbols, authors, weekdays; with true
+sentences about others beside the answer), or a moved number ("1969" -> "1970"); and in every category the
+domain-free kinds: a refusal, the reference negated ("Ce n'est pas 3,5."), two answers without choosing, the
+reference named and another stated. Categories are inferred as above, with the language's passage marks
+("Texte :", "laut dem Text", "según el texto", "지문에 따르면") and 'unanswerable' words ("sans réponse",
+"keine Antwort", "sin respuesta", "답 없음"); a reference naming an option ("3" of circled options) is multiple
+choice before it is a number. Not in these languages: context extraction (a row of that category, given or
+inferred, is refused with its file and line), the right number in another unit, near misses, made-up names, a
+question restated other than in the corpus's own phrasings (the others get "La réponse est ..."), and wrong
+entities the lexicon does not hold: an open-QA reference it does not know, and that holds no number, gets only
+the domain-free wrong kinds. Rows carry ``meta.language`` and the label source ``synthetic:synth-v1-<lang>``.
 """
 
 from __future__ import annotations
@@ -53,9 +74,16 @@ from pathlib import Path
 
 from bertjudge.core import records
 from bertjudge.data import corpus
+from bertjudge.data.corpus import multilingual
 
 SYNTH_VERSION = "synth-v1"
 LABEL_SOURCE = f"synthetic:{SYNTH_VERSION}"
+LANGUAGES = ("en", *multilingual.LANGUAGES)
+
+
+def label_source(language: str = "en") -> str:
+    """Who labelled the rows of a language: ``synthetic:synth-v1`` (English), ``synthetic:synth-v1-fr`` …"""
+    return LABEL_SOURCE if language == "en" else f"{LABEL_SOURCE}-{language}"
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -79,15 +107,27 @@ def read_rows(path: Path) -> list[dict]:
     return rows
 
 
-def synthesize(rows: list[dict], per_question: int = 4, seed: int = 0, val_fraction: float = 0.1) -> list[dict]:
+def synthesize(
+    rows: list[dict], per_question: int = 4, seed: int = 0, val_fraction: float = 0.1, language: str = "en"
+) -> list[dict]:
     """Labelled records: per question, ``per_question`` candidates, half correct and half wrong
-    (the extra one correct when odd), each text distinct; split by a hash of the question."""
-    rng = random.Random(f"{SYNTH_VERSION}/{seed}")
+    (the extra one correct when odd), each text distinct; split by a hash of the question. ``language``:
+    the language of the questions and of the candidates written (``LANGUAGES``; English by default, whose rows
+    are those of the English corpus's writers, unchanged; other languages carry ``meta.language``)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown language {language!r}; expected one of {', '.join(LANGUAGES)}")
+    english = language == "en"
+    rng = random.Random(f"{SYNTH_VERSION}/{seed}" if english else f"{SYNTH_VERSION}/{language}/{seed}")
     models = list(corpus.MODELS)
     out = []
     for row in rows:
         try:
-            item = corpus.item_from_reference(row["question"], row["references"], row["category"], row["task"])
+            if english:
+                item = corpus.item_from_reference(row["question"], row["references"], row["category"], row["task"])
+            else:
+                item = multilingual.item_from_reference(
+                    row["question"], row["references"], row["category"], row["task"], language
+                )
         except ValueError as err:
             raise records.RecordError(f"{row['where']}: {err}") from None
         h = int(hashlib.md5((row["question"] or "").encode("utf-8")).hexdigest()[:8], 16)
@@ -97,13 +137,18 @@ def synthesize(rows: list[dict], per_question: int = 4, seed: int = 0, val_fract
         for label in labels:
             for _ in range(20):
                 model = rng.choice(models)
-                text, meta = corpus.candidate(item, label, rng, model)
+                if english:
+                    text, meta = corpus.candidate(item, label, rng, model)
+                else:
+                    text, meta = multilingual.candidate_for(item, label, rng, model, language)
                 if text.strip() not in texts:
                     break
             else:
                 continue
             texts.add(text.strip())
             meta.update(source=row["where"], inferred_category=row["category"] is None)
+            if not english:
+                meta["language"] = language
             out.append(
                 {
                     "id": records.make_id(item.task, item.question, model, meta["kind"], text),
@@ -111,9 +156,10 @@ def synthesize(rows: list[dict], per_question: int = 4, seed: int = 0, val_fract
                     "category": item.category,
                     "question": row["question"],
                     "candidate": text,
-                    "references": list(row["references"]),
+                    # English: the user's references; other languages: the item's (a number in English notation added)
+                    "references": list(row["references"] if english else item.references),
                     "label": label,
-                    "label_source": LABEL_SOURCE,
+                    "label_source": label_source(language),
                     "candidate_model": model,
                     "split": split,
                     "meta": meta,

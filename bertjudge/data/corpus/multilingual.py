@@ -22,6 +22,13 @@ place off, an intermediate result, reasoning that reaches the answer and then st
 another entity, a refusal. Every row carries ``meta.language`` and the label source
 ``synthetic:corpus-<lang>``.
 
+User rows (``python -m bertjudge synth --language``): ``item_from_reference`` builds an :class:`Item` from a user's
+question and references in one of these languages (``infer_category`` reads its category in the language's notation
+and marks; context extraction is refused), and ``candidate_for`` writes right and wrong candidates for it with the
+writers above, the sign flipped among math's wrong kinds, and wrong kinds any question has (``FREE_WRONG``). What
+can be wrong is read off the row: another option, a moved number, another entity of the lexicon only when the
+reference is one.
+
 Splits: a fact (a capital, an element, an event, a book) belongs to one split in every language and category,
 by a hash of its key; any other question by a hash of its text; the last phrasing of each question family is
 held out of ``train``. So no question text, and no fact, is shared between ``train``, ``val`` and ``test``.
@@ -30,15 +37,19 @@ The same arguments give the same rows: the random stream is seeded by (version, 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
+import re
 from collections.abc import Callable
 from fractions import Fraction
 from typing import NamedTuple
 
-from bertjudge.core.extract import LANGUAGE_RULES, fmt, terminating
+from bertjudge.core.extract import LANGUAGE_RULES, fmt, number_value, parse_options, terminating
 from bertjudge.data.corpus.base import ANS, Item, make_record
 from bertjudge.data.corpus.candidates import MODELS
+from bertjudge.data.corpus.user import _bump
+from bertjudge.data.corpus.user import infer_category as english_category
 
 VERSION = "multilingual-v1"
 LANGUAGES = ("fr", "de", "es", "ko")
@@ -72,6 +83,12 @@ PHRASES = {
         ],
         "mention_final": "Ce n'est pas {m}.\nRéponse finale : {c}",
         "mc_sentence": ["La réponse est {a}.", "La bonne réponse est {a}.", "C'est la réponse {a}."],
+        # for a user's rows (``candidate_for``): a result line without the computation, a sentence stating the
+        # answer to any question, the reference negated, two answers without committing to one
+        "result": "On obtient {ans}.",
+        "claim": "La réponse est {t}.",
+        "negation": ["Ce n'est pas {m}.", "La réponse n'est pas {m}."],
+        "between": ["C'est soit {a}, soit {b}.", "Je dirais {a} ou {b}."],
     },
     "de": {
         "final": ["Endgültige Antwort: {a}", "**Endgültige Antwort:** {a}", "Die endgültige Antwort ist {a}."],
@@ -90,6 +107,10 @@ PHRASES = {
         ],
         "mention_final": "Es ist nicht {m}.\nEndgültige Antwort: {c}",
         "mc_sentence": ["Die Antwort ist {a}.", "Die richtige Antwort lautet {a}.", "Richtig ist Antwort {a}."],
+        "result": "Das ergibt {ans}.",
+        "claim": "Die Antwort ist {t}.",
+        "negation": ["Es ist nicht {m}.", "Die Antwort ist nicht {m}."],
+        "between": ["Entweder {a} oder {b}.", "Ich würde sagen: {a} oder {b}."],
     },
     "es": {
         "final": ["Respuesta final: {a}", "**Respuesta final:** {a}", "La respuesta final es {a}."],
@@ -108,6 +129,10 @@ PHRASES = {
         ],
         "mention_final": "No es {m}.\nRespuesta final: {c}",
         "mc_sentence": ["La respuesta es la {a}.", "La respuesta correcta es la {a}.", "Es la opción {a}."],
+        "result": "Se obtiene {ans}.",
+        "claim": "La respuesta es {t}.",
+        "negation": ["No es {m}.", "La respuesta no es {m}."],
+        "between": ["Es {a} o {b}.", "Diría que {a} o {b}."],
     },
     "ko": {
         "final": ["최종 답: {a}", "**최종 답:** {a}", "정답: {a}"],
@@ -126,6 +151,10 @@ PHRASES = {
         ],
         "mention_final": "{m_topic} 아닙니다.\n최종 답: {c}",
         "mc_sentence": ["정답은 {a}입니다.", "답은 {a}입니다."],
+        "result": "따라서 값은 {ans}입니다.",
+        "claim": "정답은 {t}입니다.",
+        "negation": ["{m_iga} 아닙니다.", "정답은 {m_iga} 아닙니다."],
+        "between": ["{a} 또는 {b}입니다.", "{a}일 수도 있고 {b}일 수도 있습니다."],
     },
 }
 
@@ -135,6 +164,8 @@ def josa(word: str, pair: str) -> str:
     form after a final consonant (batchim), the second after a vowel; digits as read in Sino-Korean."""
     with_final, without = pair.split("/")
     last = word.rstrip(" )》」\"'")[-1:] or " "
+    if last in CIRCLED:  # "③" is read "삼"
+        last = str(CIRCLED.index(last) + 1)[-1]
     if "가" <= last <= "힣":
         final = (ord(last) - 0xAC00) % 28 != 0
     else:
@@ -1011,15 +1042,18 @@ def _number_forms(value: Fraction, unit: str, lang: str) -> list[tuple[str, str]
 
 
 def _wrong_number(item: Item, kind: str, rng: random.Random, lang: str) -> str | None:
-    """A wrong value of the kind (off by one, a decimal place off, an intermediate result), in the language."""
+    """A wrong value of the kind (off by one, a decimal place off, an intermediate result, the sign flipped), in
+    the language."""
     value = item.value
-    if kind == "off_by_one":
+    if kind == "sign":
+        candidates = [-value]
+    elif kind == "off_by_one":
         candidates = [value + 1, value - 1] if value.denominator == 1 else [value + Fraction(1, 2), value - 1]
     elif kind == "decimal_shift":
         candidates = [value * 10, value / 10] if value.denominator != 1 or value % 10 else [value * 10]
     else:
         candidates = list(item.intermediates)
-    candidates = [c for c in candidates if c != value and c >= 0]
+    candidates = [c for c in candidates if c != value and (c >= 0 or kind == "sign")]
     if not candidates:
         return None
     wrong = rng.choice(candidates)
@@ -1065,8 +1099,16 @@ MC_STYLES = ("bare", "final_line", "sentence", "markdown", "reasoning", "explain
 QA_STYLES = ("bare", "final_line", "sentence", "markdown", "reasoning", "explained")
 
 
-def _math_candidate(item: Item, label: int, rng: random.Random, model: str, lang: str):
-    """(text, meta) of a right or wrong answer to an open-math item."""
+# wrong kinds of open math and their weights: the corpus's, and those of a user's row (``candidate_for``), which
+# adds the sign flipped; "right_then_wrong" states an intermediate result, or a number off by one without any
+MATH_WRONG = {"off_by_one": 3, "decimal_shift": 2, "intermediate": 3, "right_then_wrong": 2}
+USER_MATH_WRONG = {"off_by_one": 3, "decimal_shift": 2, "sign": 1, "intermediate": 2, "right_then_wrong": 2}
+
+
+def _math_candidate(
+    item: Item, label: int, rng: random.Random, model: str, lang: str, wrong_kinds: dict[str, int] = MATH_WRONG
+):
+    """(text, meta) of a right or wrong answer to an open-math item (``wrong_kinds``: kind -> weight)."""
     right = rng.choice([t for form, t in item.forms if form in ("local", "plain", "narrow")] or [item.forms[0][1]])
     right_step = item.steps[0].replace(ANS, right)
     if label:
@@ -1077,10 +1119,10 @@ def _math_candidate(item: Item, label: int, rng: random.Random, model: str, lang
             style = "final_line"
         step = item.steps[0].replace(ANS, right)
         return _present(text, style, item, lang, rng, step), {"kind": kind, "style": style, "form": form}
-    kinds = ["off_by_one", "decimal_shift", "intermediate", "right_then_wrong"]
     for _ in range(20):
-        kind = rng.choices(kinds, weights=[3, 2, 3, 2])[0]
-        wrong = _wrong_number(item, "intermediate" if kind == "right_then_wrong" else kind, rng, lang)
+        kind = rng.choices(list(wrong_kinds), weights=list(wrong_kinds.values()))[0]
+        source = kind if kind != "right_then_wrong" else "intermediate" if item.intermediates else "off_by_one"
+        wrong = _wrong_number(item, source, rng, lang)
         if wrong:
             break
     else:
@@ -1097,9 +1139,10 @@ def _math_candidate(item: Item, label: int, rng: random.Random, model: str, lang
 
 
 def _mc_token(item: Item, index: int, rng: random.Random, lang: str, style: str, with_text: bool) -> str:
-    """How a candidate names option ``index``: its label ("B", "(B)", "③", "3번"), with its text or not."""
-    text, letter = item.options[index], item.labels[index]
-    if item.labels[0] == "1":  # circled options
+    """How a candidate names option ``index``: its label ("B", "(B)", "③", "3번"), with its text or not (a user's
+    row may list no option texts: then its label only)."""
+    text, letter = (item.options[index] if item.options else ""), item.labels[index]
+    if _circled(item):
         if with_text:
             return f"{CIRCLED[index]} {text}"
         in_words = style in ("sentence", "final_line") and rng.random() < 0.4
@@ -1111,20 +1154,25 @@ def _mc_token(item: Item, index: int, rng: random.Random, lang: str, style: str,
     return rng.choice([letter, f"({letter})"] + ([f"{letter}."] if style in ("bare", "markdown") else []))
 
 
+def _circled(item: Item) -> bool:
+    """Whether the question lists circled options ("① 파리"; labels "1", "2" …): the answer names one as "③"."""
+    return item.labels[:1] == ["1"] and any(c in item.question for c in CIRCLED)
+
+
 def _mc_candidate(item: Item, label: int, rng: random.Random, model: str, lang: str):
-    """(text, meta) of a right or wrong answer to a multiple-choice item."""
-    circled = item.labels[0] == "1"
-    index = item.correct if label else rng.choice([i for i in range(len(item.options)) if i != item.correct])
-    kinds = ["letter", "letter_text"] + ([] if circled else ["text"])
+    """(text, meta) of a right or wrong answer to a multiple-choice item (without option texts: its label only)."""
+    numbered = item.labels[0] == "1"  # the regex judge maps an option's text to a letter only
+    index = item.correct if label else rng.choice([i for i in range(len(item.labels)) if i != item.correct])
+    kinds = ["letter"] + (["letter_text"] + ([] if numbered else ["text"]) if item.options else [])
     kind = rng.choices(kinds, weights=[4, 2, 1][: len(kinds)])[0]
     style = _style(rng, model, MC_STYLES if kind != "text" else ("final_line", "sentence", "reasoning"))
-    if style == "explained" and kind != "letter_text":
+    if style == "explained" and kind != "letter_text" and item.options:
         kind = "letter_text"  # an explained answer opens with its option: "B. Berlin" then why
     if kind == "text":
         answer = item.options[index]
     else:
         answer = _mc_token(item, index, rng, lang, style, with_text=kind == "letter_text")
-    why = item.claim.format(t=item.options[index])
+    why = item.claim.format(t=item.options[index]) if item.claim else ""
     text = _present(answer, style, item, lang, rng, why, is_label=kind == "letter")
     name = kind if label else f"other_{kind}"
     meta = {"kind": name, "style": style}
@@ -1136,8 +1184,9 @@ def _qa_candidate(item: Item, label: int, rng: random.Random, model: str, lang: 
     p = PHRASES[lang]
     right = item.references[0]
     if label:
-        kinds = ["entity", "buried", "hedged"] + (["alias"] if item.forms else [])
-        kind = rng.choices(kinds, weights=[4, 2, 1, 2][: len(kinds)])[0]
+        # a paragraph needs two side facts, an alias a form (a zero weight draws as if the kind were not listed)
+        kinds = {"entity": 4, "buried": 2 if len(item.facts) >= 2 else 0, "hedged": 1, "alias": 2 if item.forms else 0}
+        kind = rng.choices(list(kinds), weights=list(kinds.values()))[0]
         if kind == "buried":  # a paragraph: a filler, true facts about other entities, the answer, more of them
             facts = rng.sample(item.facts, 2)
             parts = [rng.choice(p["fillers"]), facts[0], item.claim.format(t=right), facts[1]]
@@ -1152,7 +1201,7 @@ def _qa_candidate(item: Item, label: int, rng: random.Random, model: str, lang: 
         meta = {"kind": kind, "style": style, "form": form}
         if style == "sentence":
             return item.claim.format(t=right if form == "phrase" else answer), meta
-        return _present(answer, style, item, lang, rng, rng.choice(item.facts)), meta
+        return _present(answer, style, item, lang, rng, _side_fact(item, rng)), meta
     kind = rng.choices(["other_entity", "mention", "mention_final", "refusal"], weights=[5, 2, 1, 1])[0]
     other = rng.choice(item.spans)
     meta = {"kind": kind, "style": "sentence", "error": kind}
@@ -1164,7 +1213,12 @@ def _qa_candidate(item: Item, label: int, rng: random.Random, model: str, lang: 
     style = _style(rng, model, QA_STYLES)
     if style == "sentence":
         return item.claim.format(t=other), {**meta, "style": style}
-    return _present(other, style, item, lang, rng, rng.choice(item.facts)), {**meta, "style": style}
+    return _present(other, style, item, lang, rng, _side_fact(item, rng)), {**meta, "style": style}
+
+
+def _side_fact(item: Item, rng: random.Random) -> str:
+    """A true sentence about another entity to explain an answer with; none for a user's item without them."""
+    return rng.choice(item.facts) if item.facts else ""
 
 
 _WRITERS = {"open_math": _math_candidate, "multiple_choice": _mc_candidate, "open_qa": _qa_candidate}
@@ -1218,3 +1272,271 @@ def _fresh(
         if row["id"] not in ids:
             return row
     return None
+
+
+# ----------------------------------------------------------------------------- user rows (``synth --language``)
+# what a question holding a passage says in each language (besides the English marks of ``user.has_passage``)
+_PASSAGE = {
+    "fr": r"^\s*(?:texte|contexte|passage|article|document|extrait)\s*:|\b(?:selon|d'après) le (?:texte|passage|"
+    r"document|article)\b|\blisez le texte\b",
+    "de": r"^\s*(?:text|kontext|passage|artikel|dokument|auszug|abschnitt)\s*:|\b(?:laut|gemäß|nach) dem (?:text|"
+    r"artikel|abschnitt|dokument)\b|\blies den text\b",
+    "es": r"^\s*(?:texto|contexto|pasaje|artículo|documento|fragmento)\s*:|\b(?:según|de acuerdo con) el (?:texto|"
+    r"pasaje|artículo|documento)\b|\blee el texto\b",
+    "ko": r"^\s*(?:지문|본문|문맥|글|기사|자료)\s*[:：]|(?:지문|본문|글|기사|자료)에\s*(?:따르면|의하면)|다음 글을 읽고",
+}
+_PASSAGE = {lang: re.compile(pattern, re.IGNORECASE | re.MULTILINE) for lang, pattern in _PASSAGE.items()}
+# a reference saying that the passage has no answer
+_UNANSWERABLE = {
+    "fr": r"sans réponse|pas de réponse|impossible à (?:dire|déterminer)|inconnue?|aucune?",
+    "de": r"keine antwort|nicht beantwortbar|unbeantwortbar|unbekannt|nicht bestimmbar",
+    "es": r"sin respuesta|no hay respuesta|no se puede (?:responder|determinar)|desconocid[oa]|ningun[oa]",
+    "ko": r"답\s*없음|알 수 없음|답할 수 없음|정답 없음|해당 없음",
+}
+_UNANSWERABLE = {lang: re.compile(rf"\s*(?:{pattern})\W*", re.IGNORECASE) for lang, pattern in _UNANSWERABLE.items()}
+# a number and its unit: "3,5 litres", "12,50 €", "€12.50", "45 312 habitants", "12,500원", "7개"
+_QUANTITY = re.compile(
+    r"\s*(?P<pre>[€$£₩])?\s*(?P<number>[-+−]?\d(?:[\d.,]|[ \u00a0\u202f](?=\d{3}(?!\d)))*)\s*"
+    r"(?P<unit>[^\W\d_]+(?:[ '’-][^\W\d_]+)?|[€%$£₩])?\s*"
+)
+_NUMBER_IN_TEXT = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?![\d,.]\d)|\d[\d.,]*\d|\d")
+_OPTION_WORD = re.compile(r"^(?:option|choix|réponse|antwort|auswahl|opción|respuesta|alternativa|보기)\s+", re.I)
+_LABEL_ONLY = re.compile(r"[(\[]?([A-Ja-j]|\d{1,2})[)\].:]?")
+MAX_UNIT_CHARS = 15  # a reference "3,5 litres": a longer tail is prose, not a unit
+
+
+def reference_value(reference: str, lang: str) -> tuple[Fraction, str] | None:
+    """(value, unit) of a numeric reference read in the language's notation ("3,5 litres" -> (7/2, "litres"),
+    "12,500원" in Korean -> (12500, "원"), "1.000" in German -> 1000; "3.5" is 3.5 in every language: a dot
+    before other than three digits is a decimal point); None when it holds no digit or is no single number."""
+    if not any(c.isdigit() for c in reference):
+        return None
+    value = number_value(reference, lang)
+    if value is not None:
+        return value, ""
+    m = _QUANTITY.fullmatch(reference)
+    if not m or len(m["unit"] or "") > MAX_UNIT_CHARS or (m["pre"] and m["unit"]):
+        return None
+    value = number_value(m["number"], lang)
+    return None if value is None else (value, m["pre"] or m["unit"] or "")
+
+
+def _option_key(reference: str, labels: list[str], options: list[str]) -> str | None:
+    """The option label a reference names: "B", "(b)", "Option C", "③" or "3번" (the third), or an option's text;
+    None if it names none (a label the question does not list is returned as it is)."""
+    ref = reference.strip()
+    if len(ref) == 1 and ref in CIRCLED:
+        return str(CIRCLED.index(ref) + 1)
+    bare = re.sub(r"\s*번$", "", _OPTION_WORD.sub("", ref))
+    if m := _LABEL_ONLY.fullmatch(bare):
+        return m[1].upper()
+    return labels[options.index(ref)] if ref in options else None
+
+
+def infer_category(question: str | None, reference: str, lang: str) -> str:
+    """The category of a user's row in ``lang``, as ``user.infer_category`` reads English rows: multiple_choice for
+    an option label with options listed (circled ones in Korean: a reference "3" is the third), open_math for a
+    number in the language's notation (with a unit), context_extraction for a passage (the language's marks: "Texte :", "laut dem Text",
+    "según el texto", "지문에 따르면", or the English ones, or over 400 characters), an "unanswerable" reference
+    ("sans réponse", "keine Antwort", "sin respuesta", "답 없음"), a long one or no question; else open_qa."""
+    question = question or ""
+    labels, _ = parse_options(question, lang)
+    if labels and _option_key(reference, labels, []) in labels:  # before numbers: "3" picks the third of "① …"
+        return "multiple_choice"
+    if reference_value(reference, lang) is not None:
+        return "open_math"
+    if not question.strip() or _PASSAGE[lang].search(question) or _UNANSWERABLE[lang].fullmatch(reference):
+        return "context_extraction"
+    category = english_category(question, reference)
+    return "open_qa" if category in ("open_math", "multiple_choice") else category  # not a number or label here
+
+
+class Known(NamedTuple):
+    """An entity of the lexicon in one language: its group, its names (the first the usual one) and a true
+    sentence about it ("La capitale de l'Italie est Rome."; "" for a weekday)."""
+
+    group: str
+    names: tuple[str, ...]
+    side: str
+
+
+@functools.cache
+def lexicon(lang: str) -> dict[str, list[Known]]:
+    """The entities the corpus knows in ``lang``, by group: capitals, chemical symbols, authors, weekdays."""
+    groups = {
+        kind: [Known(kind, (f.answer[lang], *f.aliases[lang]), _side(kind, lang, f)) for f in FACTS[kind]]
+        for kind in ("capital", "symbol", "author")
+    }
+    groups["weekday"] = [Known("weekday", (day,), "") for day in WEEKDAYS[lang]]
+    return groups
+
+
+def _known(references: list[str], lang: str) -> Known | None:
+    """The lexicon entity a reference names (any of its names, any case), if one does."""
+    wanted = {r.strip().lower() for r in references}
+    for members in lexicon(lang).values():
+        for known in members:
+            if wanted & {n.lower() for n in known.names}:
+                return known
+    return None
+
+
+def _phrasing_pattern(phrasing: str) -> re.Pattern:
+    """A regex reading a corpus phrasing back: "{a}" (and its Korean forms with particles) captured as ``a``."""
+    pattern = re.escape(phrasing).replace(r"\ ", r"\s*")
+    for field, regex in (
+        (r"\{a\}", "(?P<a>.+?)"),
+        (r"\{a_cap\}", "(?P<a>.+?)"),
+        (r"\{a_topic\}", "(?P<a>.+?)(?:은|는)"),
+        (r"\{a_eul\}", "(?:을|를)"),
+    ):
+        pattern = pattern.replace(field, regex, 1)
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def _restated(question: str, lang: str) -> str | None:
+    """The claim template ("La capitale de la France est {t}.") of a question asked as one of the corpus's open-QA
+    phrasings ("Quelle est la capitale de la France ?"); None for any other question."""
+    text = " ".join(question.replace("\u202f", " ").split())
+    for name, family in FAMILIES.items():
+        if family.category != "open_qa":
+            continue
+        for phrasing in family.phrasings[lang]:
+            if m := _phrasing_pattern(phrasing).fullmatch(text):
+                about = m["a"][:1].lower() + m["a"][1:] if "{a_cap}" in phrasing else m["a"]
+                return _claim(_family_kind(name), lang, {"a": about}, "{t}")
+    return None
+
+
+def _user_math(item: Item, lang: str) -> Item:
+    """An open-math item from a numeric reference: its value and unit, the numbers of the question (wrong answers
+    copied from it), the equivalent forms of ``_number_forms``; the reference in English notation is added where
+    none is ("3,5" -> "3.5": what Math-Verify and a benchmark read)."""
+    ref = item.references[0]
+    read = reference_value(ref, lang)
+    if read is None:
+        raise ValueError(f"open_math reference {ref!r} is no number in {lang}")
+    value, unit = read
+    item.value = value
+    item.unit = unit if unit.isalpha() or unit in ("€", "원") else ""  # "%", "$": the bare number only
+    numbers = (number_value(n.rstrip(".,"), lang) for n in _NUMBER_IN_TEXT.findall(item.question))
+    item.intermediates = [n for n in dict.fromkeys(numbers) if n is not None and n != value]
+    item.steps = [PHRASES[lang]["result"].format(ans=ANS)]
+    item.forms = _number_forms(value, item.unit, lang) or [("fraction", f"{value.numerator}/{value.denominator}")]
+    if not any(number_value(r) == value for r in item.references):
+        item.references.append(fmt(value) if terminating(value) else f"{value.numerator}/{value.denominator}")
+    return item
+
+
+def _user_mc(item: Item, lang: str) -> Item:
+    """A multiple-choice item: the options the question lists (Korean: circled ones too) and the one the
+    reference names; a label without options listed gives labels only (A-D, or as many as the label needs)."""
+    labels, options = parse_options(item.question, lang)
+    ref = item.references[0]
+    key = _option_key(ref, labels, options)
+    if key is None:
+        raise ValueError(f"multiple-choice reference {ref!r} is not an option label")
+    if key not in labels:  # options not found in the question: labels only
+        count = max(4, int(key) if key.isdigit() else ord(key) - ord("A") + 1)
+        labels = [str(i + 1) if key.isdigit() else chr(ord("A") + i) for i in range(count)]
+        options = []
+    item.labels, item.options, item.correct = labels, options, labels.index(key)
+    return item
+
+
+def _user_qa(item: Item, lang: str) -> Item:
+    """An open-QA item: the references' other names as aliases; wrong entities of the reference's group and true
+    side sentences about them when the lexicon knows it (a capital, a chemical symbol, an author, a weekday),
+    moved numbers for a number ("1969" -> 1968, 1979; "Apollo 11" -> "Apollo 12"), else none (only the
+    domain-free wrong kinds of ``candidate_for``); the question restated when asked as the corpus asks it."""
+    refs = item.references
+    rng = random.Random(f"{VERSION}/{lang}/{item.question}\x00{refs}")
+    item.claim = _restated(item.question, lang) or PHRASES[lang]["claim"]
+    names = list(refs[1:])
+    known = _known(refs, lang)
+    if known:
+        right = {n.lower() for n in (*refs, *known.names)}
+        names += [n for n in known.names if n.lower() not in {r.lower() for r in refs}]
+        others = [k for k in lexicon(lang)[known.group] if not right & {n.lower() for n in k.names}]
+        if known.group == "symbol":  # one letter is no answer to offer ("C" read inside "Ca")
+            others = [k for k in others if len(k.names[0]) == 2]
+        chosen = rng.sample(others, min(6, len(others)))
+        item.spans = [k.names[0] for k in chosen]
+        item.facts = [k.side for k in chosen[:3] if k.side]
+    elif refs[0].strip().isdigit():
+        n = int(refs[0])
+        item.spans = [str(n + d) for d in (-1, 1, -10, 10) if n + d >= 0]
+    else:
+        item.spans = [b for b in (_bump(refs[0], -1), _bump(refs[0], 1)) if b]
+    item.forms = [("alias", n) for n in dict.fromkeys(names)]
+    return item
+
+
+def item_from_reference(
+    question: str | None, references: list[str], category: str | None = None, task: str = "user", lang: str = "fr"
+) -> Item:
+    """An :class:`Item` the writers of ``lang`` can answer, from a user's question and references (the
+    multilingual ``user.item_from_reference``): the value and unit (math), the options (multiple choice), aliases
+    and wrong entities (open QA). ``category`` None: ``infer_category``. Context extraction (and ``other``) is
+    refused with a ValueError: no writer of these languages answers from a passage."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    ref = references[0]
+    inferred = category is None
+    category = category or infer_category(question, ref, lang)
+    if category not in CATEGORIES:
+        why = " (inferred: a passage, an 'unanswerable' or long reference, or no question)" if inferred else ""
+        raise ValueError(
+            f"category {category}{why} is English only; --language {lang} writes {', '.join(CATEGORIES)}: "
+            "give the row one of these or use --language en"
+        )
+    item = Item(category, question or "", list(references), task=task)
+    return {"open_math": _user_math, "multiple_choice": _user_mc, "open_qa": _user_qa}[category](item, lang)
+
+
+# wrong kinds any question has, for a user's row: the reference refused or negated, two answers without choosing,
+# the reference named then another answer stated ("Ce n'est pas 3,5.\nRéponse finale : 4,5")
+FREE_WRONG = {"refusal": 2, "negation": 2, "between": 1, "mention_final": 1}
+FREE_SHARE = 0.25  # of a user's wrong candidates, where the category's own wrong kinds apply
+
+
+def _answers(item: Item, rng: random.Random, lang: str) -> tuple[str, str | None]:
+    """The right answer as a short text and a wrong one (None if none is known): the number and another
+    (math), the right option's label and another's (multiple choice), the reference and another entity (QA)."""
+    if item.category == "open_math":
+        right = [t for form, t in item.forms if form in ("local", "plain", "fraction")] or [item.forms[0][1]]
+        return right[0], _wrong_number(item, "off_by_one", rng, lang)
+    if item.category == "multiple_choice":
+        name = (lambda i: CIRCLED[i]) if _circled(item) else (lambda i: item.labels[i])
+        other = rng.choice([i for i in range(len(item.labels)) if i != item.correct])
+        return name(item.correct), name(other)
+    return item.references[0], rng.choice(item.spans) if item.spans else None
+
+
+def _free_wrong(item: Item, rng: random.Random, lang: str) -> tuple[str, dict]:
+    """(text, meta) of a wrong answer of a kind any question has (``FREE_WRONG``)."""
+    p = PHRASES[lang]
+    right, other = _answers(item, rng, lang)
+    kinds = {k: w for k, w in FREE_WRONG.items() if other or k in ("refusal", "negation")}
+    kind = rng.choices(list(kinds), weights=list(kinds.values()))[0]
+    meta = {"kind": kind, "style": "sentence", "error": kind}
+    if kind == "refusal":
+        return rng.choice(p["refusals"]), meta
+    if kind == "negation":
+        return _mention(rng.choice(p["negation"]), right, ""), meta
+    if kind == "between":
+        first, second = rng.sample([right, other], 2)
+        return rng.choice(p["between"]).format(a=first, b=second), meta
+    return _mention(p["mention_final"], right, other), {**meta, "style": "reasoning"}
+
+
+def candidate_for(item: Item, label: int, rng: random.Random, model: str, lang: str) -> tuple[str, dict]:
+    """(text, meta) of a right (``label`` 1) or wrong answer in ``lang`` to an item of ``item_from_reference``:
+    the corpus's writers (markers, notation, words, units, circled options, paragraphs, reasoning), with the sign
+    flipped among math's wrong kinds, and the domain-free kinds of ``FREE_WRONG`` for a share of the wrong ones
+    (all of them for an open-QA reference the lexicon does not know and that holds no number)."""
+    if label == 0 and ((item.category == "open_qa" and not item.spans) or rng.random() < FREE_SHARE):
+        return _free_wrong(item, rng, lang)
+    if item.category == "open_math":
+        return _math_candidate(item, label, rng, model, lang, USER_MATH_WRONG)
+    return _WRITERS[item.category](item, label, rng, model, lang)
