@@ -11,6 +11,8 @@
 #              the GPU: rows/s, verdict agreement with fp32, largest score difference
 #   bench      `bench run` on the GPU in bf16: FLOPs, latency p50/p95, throughput, peak memory of the trained
 #              judge and of the EuroBERT-210m architecture, and their model-FLOP utilization (MFU)
+#   vllm       the vLLM backend's verdicts against the transformers backend's (tests/test_vllm_backend.py, marked
+#              gpu; skipped where vLLM is not installed)
 # then prints one summary table (also in OUT/summary.md). Exit 1 when a step failed.
 #
 #   scripts/gpu_check.sh [--dry-run] [--steps N] [--out DIR]      (default OUT: runs/gpu-check)
@@ -250,6 +252,8 @@ results = {
                         if (out / "predict.jsonl").is_file() else ""),
     "inference": inference_result,
     "bench": bench_result,
+    "vllm": lambda: ((out / "vllm.log").read_text().strip().splitlines() or [""])[-1]
+    if (out / "vllm.log").is_file() else "",  # pytest's last line: passed / skipped
 }
 lines = ["| step | status | seconds | result |", "|---|---|---|---|"]
 for name, status, seconds, note in csv.reader((out / "steps.tsv").open(), delimiter="\t"):
@@ -327,18 +331,20 @@ else
   echo "gpu_check.sh: $NGPU GPU(s), $STEPS steps, output in $OUT"
 fi
 
-step prepare 90 "$PY" "$H/prepare.py" "$BACKBONE"
-step fit-1gpu 170 "$PY" -m bertjudge "${FIT1[@]}"
+step prepare 80 "$PY" "$H/prepare.py" "$BACKBONE"
+step fit-1gpu 140 "$PY" -m bertjudge "${FIT1[@]}"
 if [ "$NGPU" -ge 2 ]; then
-  step fit-ddp2 120 "$PY" -m bertjudge "${FIT2[@]}"
+  step fit-ddp2 100 "$PY" -m bertjudge "${FIT2[@]}"
 else
   echo "== step fit-ddp2: skipped ($NGPU GPU visible; DDP needs 2)"
   record fit-ddp2 skipped "" "$NGPU GPU visible; DDP needs 2"
 fi
-step predict 60 "$PY" -m bertjudge "${PREDICT[@]}"
-step inference 60 "$PY" "$H/inference.py" "$JUDGE" "$TEST" "$OUT/predict.jsonl" "$OUT/inference.json"
-step bench 100 "$PY" -m bertjudge bench run --device cuda --dtype bf16 --judge "$JUDGE" --results "$OUT/bench" \
+step predict 50 "$PY" -m bertjudge "${PREDICT[@]}"
+step inference 50 "$PY" "$H/inference.py" "$JUDGE" "$TEST" "$OUT/predict.jsonl" "$OUT/inference.json"
+step bench 90 "$PY" -m bertjudge bench run --device cuda --dtype bf16 --judge "$JUDGE" --results "$OUT/bench" \
   --n 500 --only '*.run' eurobert-210m.bertjudge
+# the vLLM backend's verdicts against the transformers backend's (skipped where vLLM is not installed)
+step vllm 90 "$PY" -m pytest -q -m gpu tests/test_vllm_backend.py
 echo
 "$PY" "$H/summary.py" "$OUT" "$STEPS"
 exit $FAILED

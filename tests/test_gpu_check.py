@@ -21,7 +21,7 @@ from bertjudge.judges.inference import InferenceEngine, compare
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gpu_check.sh"
-STEPS = ("prepare", "fit-1gpu", "fit-ddp2", "predict", "inference", "bench")
+STEPS = ("prepare", "fit-1gpu", "fit-ddp2", "predict", "inference", "bench", "vllm")
 gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 

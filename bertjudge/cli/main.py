@@ -38,6 +38,7 @@ COMMANDS = {
     "evaluate": ("evaluate", "compare judges against labels: report, leaderboards, plots"),
     "calibrate": ("calibrate", "refit a judge's temperature (and bias) on labelled data, or adapt it without labels"),
     "soup": ("soup", "average the weights of judges fine-tuned from one start (a model soup)"),
+    "prompt-judge": ("prompt_judge", "make an off-the-shelf LLM a judge folder (JudgeLM-style), its threshold fitted"),
     "zoo": ("zoo", "list, show, pull, publish and verify published judges"),
     "bench": ("bench", "measure FLOPs, latency and memory of judges; the Pareto plot"),
     "corpus": ("corpus", "write the embedded corpus splits as JSONL"),

@@ -5,6 +5,8 @@ temperature 0, else sampled with a seed) and
 ``verdict_logits`` (log P(True) − log P(False) of the first answer token, NaN when unknown).
 
 - ``TransformersBackend``: a local Hugging Face causal LM, batched, left padding.
+- ``VLLMBackend``: vLLM offline inference on a GPU (``pip install vllm``), the same prompt tokens as
+  ``TransformersBackend`` (``chat_prompts``, ``verdict_token_ids``).
 - ``OpenAIBackend``: any OpenAI-compatible server (vLLM, llama.cpp, hosted APIs) over HTTP, with
   concurrent requests, retries with back-off, and a clear error when the server is unreachable.
 
@@ -17,6 +19,7 @@ reference, P(correct) = (score − 1) / 9, and a verdict threshold fitted on lab
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -53,6 +56,23 @@ class BackendError(RuntimeError):
     """A backend that cannot answer (server unreachable, refused request, malformed reply)."""
 
 
+def chat_prompts(tokenizer, conversations: list[list[dict]], thinking: bool = False) -> list[str]:
+    """Each conversation through the model's chat template, ending with the assistant's header.
+
+    One function for every local backend, so that they all score the same prompt text.
+    """
+    return [
+        tokenizer.apply_chat_template(c, tokenize=False, add_generation_prompt=True, enable_thinking=thinking)
+        for c in conversations
+    ]
+
+
+def verdict_token_ids(tokenizer) -> list[int]:
+    """The first token of ``True`` and of ``False`` as the first word of the answer (no leading space: they
+    follow the assistant header), in ``VERDICT_WORDS`` order."""
+    return [tokenizer(w, add_special_tokens=False)["input_ids"][0] for w in VERDICT_WORDS]
+
+
 class TransformersBackend:
     """A local causal LM through its chat template, in batches with left padding.
 
@@ -85,18 +105,13 @@ class TransformersBackend:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         kwargs = {"dtype": getattr(torch, dtype)} if dtype else {}
         self.model = AutoModelForCausalLM.from_pretrained(path, **kwargs).to(self.device).eval()
-        self.verdict_ids = [self.tokenizer(w, add_special_tokens=False)["input_ids"][0] for w in VERDICT_WORDS]
+        self.verdict_ids = verdict_token_ids(self.tokenizer)
 
     def config(self) -> dict:
         return {"kind": self.kind, "model": self.name, "batch_size": self.batch_size, "thinking": self.thinking}
 
     def _batches(self, conversations: list[list[dict]]):
-        prompts = [
-            self.tokenizer.apply_chat_template(
-                c, tokenize=False, add_generation_prompt=True, enable_thinking=self.thinking
-            )
-            for c in conversations
-        ]
+        prompts = chat_prompts(self.tokenizer, conversations, self.thinking)
         for start in range(0, len(prompts), self.batch_size):
             batch = self.tokenizer(
                 prompts[start : start + self.batch_size], padding=True, add_special_tokens=False, return_tensors="pt"
@@ -120,6 +135,92 @@ class TransformersBackend:
             for ids, mask in self._batches(conversations):  # left padding: the prompt ends in the last column
                 last = torch.full((len(ids),), ids.shape[1] - 1, device=ids.device)
                 out += verdict_logits(self.model, ids, mask, self.verdict_ids, last).cpu().tolist()
+        return np.array(out, dtype=float)
+
+
+class VLLMBackend:
+    """vLLM offline inference (``pip install vllm``, a GPU).
+
+    Prompts are rendered and tokenized as in ``TransformersBackend`` (``chat_prompts`` with the model's own
+    Hugging Face tokenizer, no added special tokens) and handed to vLLM as token ids, so both backends score the
+    same tokens; vLLM is imported here, not at module level, because it is a heavy optional dependency.
+
+    ``verdict_logits`` is one greedy decoding step restricted to the two verdict tokens (``allowed_token_ids``)
+    that returns the ``top_logprobs`` likeliest tokens' log-probabilities. vLLM reports the log-probabilities of
+    the model's raw output (computed before the restriction) and always includes the sampled token's. The
+    restriction makes the sampled token the likelier of True and False, so that one is always listed and no row
+    is NaN (unrestricted, a model about to write "The answer…" may list neither). The other is listed when it
+    ranks among the top ``top_logprobs`` (20, vLLM's default ``max_logprobs``); when it does not, it is given
+    the lowest listed log-probability, as ``OpenAIBackend`` does: a bound on the logit with the right sign, so
+    the verdict is still exact.
+
+    Args:
+        model: a hub id (resolved to an offline copy when one is installed) or a local folder.
+        dtype: vLLM's ``dtype`` (``bfloat16``, ``float16``…); None: ``auto``.
+        thinking: passed to the chat template as ``enable_thinking`` (Qwen3).
+        top_logprobs: how many log-probabilities the verdict step returns.
+        engine_args: more keyword arguments of ``vllm.LLM`` (``gpu_memory_utilization``, ``max_model_len``,
+            ``enforce_eager``…), saved with the backend's config.
+    """
+
+    kind = "vllm"
+
+    def __init__(
+        self,
+        model: str,
+        dtype: str | None = None,
+        thinking: bool = False,
+        top_logprobs: int = 20,
+        engine_args: dict | None = None,
+    ):
+        if importlib.util.find_spec("vllm") is None:
+            raise ImportError("the vllm backend needs `pip install vllm` (and a GPU)")
+        from transformers import AutoTokenizer
+        from vllm import LLM
+
+        path = backbones.resolve(model)
+        self.name, self.dtype, self.thinking, self.top_logprobs = model, dtype, thinking, top_logprobs
+        self.engine_args = dict(engine_args or {})
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.verdict_ids = verdict_token_ids(self.tokenizer)
+        self.llm = LLM(model=path, dtype=dtype or "auto", **self.engine_args)
+
+    def config(self) -> dict:
+        return {
+            "kind": self.kind,
+            "model": self.name,
+            "dtype": self.dtype,
+            "thinking": self.thinking,
+            "top_logprobs": self.top_logprobs,
+            "engine_args": self.engine_args,
+        }
+
+    def _prompts(self, conversations: list[list[dict]]) -> list[dict]:
+        texts = chat_prompts(self.tokenizer, conversations, self.thinking)
+        return [{"prompt_token_ids": ids} for ids in self.tokenizer(texts, add_special_tokens=False)["input_ids"]]
+
+    def complete(
+        self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0, seed: int = 0
+    ) -> list[str]:
+        from vllm import SamplingParams
+
+        params = SamplingParams(temperature=temperature, seed=seed if temperature > 0 else None, max_tokens=max_tokens)
+        outputs = self.llm.generate(self._prompts(conversations), params, use_tqdm=False)
+        return [output.outputs[0].text for output in outputs]
+
+    def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
+        from vllm import SamplingParams
+
+        true_id, false_id = self.verdict_ids
+        params = SamplingParams(
+            max_tokens=1, temperature=0, logprobs=self.top_logprobs, allowed_token_ids=[true_id, false_id]
+        )
+        out = []
+        for output in self.llm.generate(self._prompts(conversations), params, use_tqdm=False):
+            steps = output.outputs[0].logprobs
+            if not steps:
+                raise BackendError(f"vLLM returned no logprobs for the verdict step of {self.name}")
+            out.append(verdict_logit([(token, lp.logprob) for token, lp in steps[0].items()], true_id, false_id))
         return np.array(out, dtype=float)
 
 
@@ -240,16 +341,23 @@ def logit_from_top_logprobs(top: list[dict]) -> float:
     ``GenerativeJudge``). A verdict word missing from the list gets the lowest listed
     log-probability (an upper bound); NaN when neither is listed.
     """
-    best = {item["token"]: item["logprob"] for item in top if item["token"] in VERDICT_WORDS}
+    return verdict_logit([(item["token"], item["logprob"]) for item in top], *VERDICT_WORDS)
+
+
+def verdict_logit(listed: list[tuple], true, false) -> float:
+    """log P(True) − log P(False) from a first token's listed (token, log-probability) pairs, tokens as
+    strings or ids. A verdict token missing from the list gets the lowest listed log-probability (any
+    token not listed is at most that likely, so the result keeps its sign); NaN when neither is listed."""
+    best = {token: logprob for token, logprob in listed if token in (true, false)}
     if not best:
         return math.nan
-    floor = min(item["logprob"] for item in top)
-    return best.get("True", floor) - best.get("False", floor)
+    floor = min(logprob for _, logprob in listed)
+    return best.get(true, floor) - best.get(false, floor)
 
 
 def make_backend(config: dict):
     """A backend from its ``config()``."""
-    kinds = {"openai": OpenAIBackend, "transformers": TransformersBackend}
+    kinds = {"openai": OpenAIBackend, "transformers": TransformersBackend, "vllm": VLLMBackend}
     args = dict(config)
     kind = args.pop("kind")
     if kind not in kinds:
@@ -257,11 +365,36 @@ def make_backend(config: dict):
     return kinds[kind](**args)
 
 
+def prompted_judge(
+    model: str,
+    mode: str = SCORE_MODE,
+    server: str | None = None,
+    api_key_env: str | None = None,
+    batch_size: int = 8,
+    max_new_tokens: int | None = None,
+) -> PromptedJudge:
+    """A ``PromptedJudge`` from what a user names (the ``prompt-judge`` command): ``model`` on an
+    OpenAI-compatible ``server`` (``batch_size`` requests in flight, the key in ``api_key_env``), or loaded
+    here (``batch_size`` prompts per forward pass). A local folder is saved as its absolute path, so that the
+    judge folder loads from any working directory. The mode is checked before any weights are loaded."""
+    if mode not in PROMPTED_MODES:
+        raise ValueError(f"mode must be one of {PROMPTED_MODES}, got {mode!r}")
+    if server:
+        config = {"kind": "openai", "base_url": server, "model": model, "concurrency": batch_size}
+        if api_key_env:
+            config["api_key_env"] = api_key_env
+    else:
+        local = Path(model).expanduser()
+        config = {"kind": "transformers", "model": str(local.resolve()) if local.exists() else model}
+        config["batch_size"] = batch_size
+    return PromptedJudge(make_backend(config), mode=mode, max_new_tokens=max_new_tokens)
+
+
 class PromptedJudge(BaseJudge):
     """An off-the-shelf LLM judge behind a backend; ``score_records`` returns P(correct).
 
     Args:
-        backend: a ``TransformersBackend`` or ``OpenAIBackend``.
+        backend: a ``TransformersBackend``, ``VLLMBackend`` or ``OpenAIBackend``.
         mode: ``direct`` (verdict-token probability; over HTTP the server must return logprobs),
             ``reasoning`` (generate, then parse: 1., 0., or NaN when unreadable, flagged in ``details``) or
             ``score10`` (JudgeLM-style: generate a 1–10 score, P(correct) = (score − 1) / 9, NaN when
@@ -309,7 +442,7 @@ class PromptedJudge(BaseJudge):
         score10 mode, ``rating`` (the 1–10 score read, None when unreadable)."""
         conversations = [self.conversation(r) for r in records]
         if self.mode == "direct":
-            logits = self.backend.verdict_logits(conversations)
+            logits = np.array(self._ask(self.backend.verdict_logits, conversations, progress, batch_size), dtype=float)
             scores = 1 / (1 + np.exp(-logits))
             return [
                 {
@@ -321,7 +454,9 @@ class PromptedJudge(BaseJudge):
                 for s in scores
             ]
         rows = []
-        outputs = self.backend.complete(conversations, self.max_new_tokens)
+        outputs = self._ask(
+            lambda chunk: self.backend.complete(chunk, self.max_new_tokens), conversations, progress, batch_size
+        )
         if self.mode == SCORE_MODE:
             for text in outputs:
                 rating = parse_score(text)
@@ -348,20 +483,48 @@ class PromptedJudge(BaseJudge):
             )
         return rows
 
-    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
-        """P(correct) per record (NaN where the verdict could not be read); ``batch_size`` is unused."""
-        return np.array([row["score"] for row in self.details(records, progress)], dtype=float)
+    def _ask(self, ask, conversations: list[list[dict]], progress: bool, batch_size: int) -> list:
+        """``ask`` (a backend call on a list of conversations) on all of them, in chunks of about ``batch_size``
+        under a progress bar when asked. A chunk is a whole number of the backend's batches (its requests in
+        flight, over HTTP), so the batches, and hence the answers, are those of a single call; a backend that
+        schedules its own batches (vLLM) gets all conversations in one call."""
+        unit = getattr(self.backend, "batch_size", None) or getattr(self.backend, "concurrency", None)
+        step = unit * max(1, math.ceil(batch_size / unit)) if unit else max(1, len(conversations))
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
 
-    def fit_threshold(self, records: list[dict]) -> tuple[float, float]:
+            bar = tqdm(total=len(conversations), desc=f"judging with {self.name}", unit="row")
+        answers = []
+        try:
+            for start in range(0, len(conversations), step):
+                chunk = conversations[start : start + step]
+                answers.extend(ask(chunk))
+                if bar is not None:
+                    bar.update(len(chunk))
+        finally:
+            if bar is not None:
+                bar.close()
+        return answers
+
+    def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
+        """P(correct) per record (NaN where the verdict could not be read); ``batch_size``: rows per progress step."""
+        return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
+
+    def fit_threshold(self, records: list[dict], scores: np.ndarray | None = None) -> tuple[float, float]:
         """Set ``threshold`` to the P(correct) that maximizes accuracy on the labelled ``records`` (validation
-        rows; rows whose output cannot be read are left out). Returns (threshold, accuracy on the read rows)."""
+        rows; rows whose output cannot be read are left out). ``scores``: this judge's ``score_records(records)``
+        when already computed (the ``prompt-judge`` command scores under a progress bar and counts the unread
+        rows), so the LLM is not asked twice. Returns (threshold, accuracy on the read rows)."""
         unlabelled = [r.get("id", i) for i, r in enumerate(records) if r.get("label") is None]
         if unlabelled:
             raise ValueError(
                 f"fit_threshold needs labelled records; {len(unlabelled)} of {len(records)} have no "
                 f"label (first {unlabelled[0]!r})"
             )
-        scores = self.score_records(records)
+        scores = self.score_records(records) if scores is None else np.asarray(scores, dtype=float)
+        if scores.shape != (len(records),):
+            raise ValueError(f"fit_threshold: {scores.shape} scores for {len(records)} records")
         labels = np.array([r["label"] for r in records], dtype=float)
         read = ~np.isnan(scores)
         if not read.any():

@@ -21,8 +21,7 @@ from pathlib import Path
 
 from bertjudge.core.records import RecordError, make_id, read_records, row_hash
 from bertjudge.core.resumable import PartialFile
-from bertjudge.judges import backbones
-from bertjudge.judges.backends import OpenAIBackend, TransformersBackend
+from bertjudge.judges.backends import OpenAIBackend, TransformersBackend, VLLMBackend
 from bertjudge.pipeline.tasks import Task, digest
 
 THINK_START, THINK_END = "<think>", "</think>"
@@ -35,34 +34,6 @@ def split_thinking(text: str) -> tuple[str, bool]:
     if THINK_START in text:
         return "", True  # the thought never finished: no answer
     return text, False
-
-
-class VLLMBackend:
-    """vLLM offline inference (``pip install vllm``), greedy, through the model's chat template."""
-
-    kind = "vllm"
-
-    def __init__(self, model: str, dtype: str | None = None, thinking: bool = False):
-        if importlib.util.find_spec("vllm") is None:
-            raise ImportError("the vllm backend needs `pip install vllm` (and a GPU)")
-        from vllm import LLM
-
-        self.name, self.thinking = model, thinking
-        self.llm = LLM(model=backbones.resolve(model), dtype=dtype or "auto")
-
-    def config(self) -> dict:
-        return {"kind": self.kind, "model": self.name, "thinking": self.thinking}
-
-    def complete(
-        self, conversations: list[list[dict]], max_tokens: int, temperature: float = 0.0, seed: int = 0
-    ) -> list[str]:
-        from vllm import SamplingParams
-
-        params = SamplingParams(temperature=temperature, seed=seed if temperature > 0 else None, max_tokens=max_tokens)
-        outputs = self.llm.chat(
-            conversations, params, use_tqdm=False, chat_template_kwargs={"enable_thinking": self.thinking}
-        )
-        return [output.outputs[0].text for output in outputs]
 
 
 def candidate_backend(
@@ -82,7 +53,7 @@ def candidate_backend(
 
         backend = "vllm" if importlib.util.find_spec("vllm") and torch.cuda.is_available() else "transformers"
     if backend == "vllm":
-        return VLLMBackend(model, dtype, thinking)
+        return VLLMBackend(model, dtype=dtype, thinking=thinking)
     return TransformersBackend(model, dtype=dtype, batch_size=batch_size, thinking=thinking)
 
 
