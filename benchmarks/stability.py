@@ -9,6 +9,9 @@ latency p50 and p95 of both passes, their ratio (second / first), the spread (IQ
 other processes put on the CPUs while it was timed. Run it on an idle machine: a subject is stable when
 both latencies of one pass are within ``--tolerance`` (15%) of the other's (max / min ≤ 1.15).
 
+The machine's fp32 GEMM speed is measured at the start of each pass and printed: on a shared virtual machine it
+drifts by itself, and a subject whose latency ratio is near the inverse of that drift is not what the code did.
+
 Exit status: 0 every timed subject is stable; 1 one is not; 2 one is not and a pass was busy (other
 processes above ``--max-load``), so the check says nothing about the benchmark — run it again idle.
 """
@@ -39,12 +42,15 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def time_passes(subjects, records, args, passes: int = 2) -> list[dict[str, dict]]:
-    """Per pass, the cost row of every subject, timed afresh (no timing kept from an earlier pass)."""
+def time_passes(subjects, records, args, passes: int = 2, speeds: list | None = None) -> list[dict[str, dict]]:
+    """Per pass, the cost row of every subject, timed afresh (no timing kept from an earlier pass); ``speeds``,
+    when given, gets the machine's fp32 GEMM FLOP/s measured at the start of each pass."""
     tokenizer = bench.proxy_tokenizer()
     runs = []
     for number in range(1, passes + 1):
         bench.clear_timings()
+        if speeds is not None:
+            speeds.append(bench.gemm_peak())
         rows = {}
         for subject in subjects:
             print(f"pass {number}: {subject.name} ...", file=sys.stderr, flush=True)
@@ -120,9 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         subjects = [s for s in subjects if any(fnmatch.fnmatch(s.name, pattern) for pattern in args.only)]
     if not subjects:
         parser().error(f"no subject matches {args.only}")
-    first, second = time_passes(subjects, bench.eval_records(args.n, 0), args)
+    speeds = []
+    first, second = time_passes(subjects, bench.eval_records(args.n, 0), args, speeds=speeds)
     rows = compare(first, second, args.tolerance)
     print(report(rows))
+    print(
+        f"the machine's fp32 GEMM speed: {speeds[0] / 1e9:.0f} GFLOP/s at pass 1, {speeds[1] / 1e9:.0f} at pass 2 "
+        f"(ratio {speeds[1] / speeds[0]:.3f}; a latency ratio near its inverse is the machine's drift, not the code's)"
+    )
     unstable = [r["name"] for r in rows if not r["stable"]]
     if not unstable:
         print(f"every latency of pass 2 is within {args.tolerance:.0%} of pass 1 ({len(rows)} subjects)")

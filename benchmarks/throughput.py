@@ -49,17 +49,6 @@ DATA = ["data/real/evouna-tq-v1.jsonl.gz?split=val&n=192&seed=0", "data/real/man
 RESULTS = Path("benchmarks/results")
 
 
-def gemm_peak(dtype: torch.dtype, n: int = 2048) -> float:
-    """FLOP/s of an n×n matmul on this machine, now."""
-    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
-    seconds = (
-        benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads())
-        .blocked_autorange(min_run_time=1.0)
-        .median
-    )
-    return 2 * n**3 / seconds
-
-
 def naive_logits(judge, records: list[dict], batch_size: int = 32) -> np.ndarray:
     """The loop a user would write: fixed batches in input order, padded to their longest row, fp32."""
     out = []
@@ -141,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge.load(args.judge)
     budget = args.token_budget or default_token_budget(next(judge.parameters()).device)
     records = [r for spec in args.data for r in load_source(spec)]
-    peak = {"fp32": gemm_peak(torch.float32), "bf16": gemm_peak(torch.bfloat16)}
+    peak = {"fp32": bench.gemm_peak(torch.float32), "bf16": bench.gemm_peak(torch.bfloat16)}
     flops = useful_flops(judge, records)
     print(
         f"{len(records)} rows; useful forward FLOPs {flops / 1e9:.1f} G; GEMM peak fp32 {peak['fp32'] / 1e9:.0f} "

@@ -548,7 +548,9 @@ def test_stability_times_every_subject_twice_afresh_and_compares(monkeypatch, ca
     stability = load_stability()
     subjects = [bench.Subject("regex.v1", "regex"), tiny_arch(monkeypatch)]
     args = stability.parser().parse_args(["--min-run-time", "0.2"])
-    first, second = stability.time_passes(subjects, RECORDS, args)
+    speeds = []
+    first, second = stability.time_passes(subjects, RECORDS, args, speeds=speeds)
+    assert len(speeds) == 2 and all(speed > 1e8 for speed in speeds)  # the machine's GEMM FLOP/s, once a pass
     for name in ("regex.v1", "tiny32.arch"):  # timed again, not the first pass's cached timing
         assert first[name]["latency_p50_ms"] != second[name]["latency_p50_ms"]
     rows = stability.compare(first, second, tolerance=0.15)

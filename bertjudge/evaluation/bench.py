@@ -573,6 +573,19 @@ class MachineLoad:
         }
 
 
+def gemm_peak(dtype=None, n: int = 2048, min_run_time: float = 1.0) -> float:
+    """FLOP/s of an n×n matmul on this machine, now (fp32 unless ``dtype``), timed like the judges (all of
+    torch's threads, ``blocked_autorange``): the machine's speed at the moment, against which a utilization is
+    computed and by which two passes on a shared machine can be told apart from the code's own noise."""
+    import torch
+    from torch.utils import benchmark
+
+    dtype = dtype or torch.float32
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    timer = benchmark.Timer("a @ b", globals={"a": a, "b": b}, num_threads=torch.get_num_threads())
+    return 2 * n**3 / timer.blocked_autorange(min_run_time=min_run_time).median
+
+
 def is_busy(other_load: float | None, max_load: float) -> bool:
     """Whether other processes took more than ``max_load`` of each core (unknown load: not busy)."""
     return other_load is not None and other_load > max_load
