@@ -39,7 +39,13 @@ def parser() -> argparse.ArgumentParser:
         "written as they are done: an interrupted run resumes)",
     )
     p.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
-    p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="rows per forward pass at the maximum length (default 32); trained judges fill each batch to that many "
+        "tokens, at most 2,048 on a CPU",
+    )
     p.add_argument(
         "--bootstrap",
         type=int,

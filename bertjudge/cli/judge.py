@@ -30,7 +30,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--input", required=True, help="rows to score (.jsonl, .jsonl.gz or .parquet)")
     p.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet); not the input")
-    p.add_argument("--batch-size", type=int, default=32, help="rows per forward pass (default 32)")
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="rows per forward pass at the maximum length (default 32); trained judges fill each batch to that many "
+        "tokens, at most 2,048 on a CPU",
+    )
     p.add_argument(
         "--strict",
         action="store_true",
