@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from bertjudge.cli.common import CommandError, check_output
-from bertjudge.cli.precision import add_precision_flag, apply_precision
+from bertjudge.cli.precision import add_batch_size_flag, add_precision_flag, apply_precision
 from bertjudge.evaluation.report import build_report, load_labelled, run_judges, write_report
 from bertjudge.evaluation.wandb_log import log_report
 from bertjudge.judges.loading import Judge
@@ -39,13 +39,7 @@ def parser() -> argparse.ArgumentParser:
         "written as they are done: an interrupted run resumes)",
     )
     p.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=32,
-        help="rows per forward pass at the maximum length (default 32); trained judges fill each batch to that many "
-        "tokens, at most 2,048 on a CPU",
-    )
+    add_batch_size_flag(p)
     p.add_argument(
         "--bootstrap",
         type=int,

@@ -7,7 +7,7 @@ import itertools
 import sys
 
 from bertjudge.cli.common import CommandError
-from bertjudge.cli.precision import CHECK_ROWS, add_precision_flag, apply_precision
+from bertjudge.cli.precision import CHECK_ROWS, add_batch_size_flag, add_precision_flag, apply_precision
 from bertjudge.core.records import iter_located
 from bertjudge.evaluation.scoring import check_paths, score_file
 from bertjudge.judges.loading import Judge
@@ -30,13 +30,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--input", required=True, help="rows to score (.jsonl, .jsonl.gz or .parquet)")
     p.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet); not the input")
-    p.add_argument(
-        "--batch-size",
-        type=int,
-        default=32,
-        help="rows per forward pass at the maximum length (default 32); trained judges fill each batch to that many "
-        "tokens, at most 2,048 on a CPU",
-    )
+    add_batch_size_flag(p)
     p.add_argument(
         "--strict",
         action="store_true",

@@ -1,15 +1,26 @@
-"""``--precision``: the inference engine's mode for the commands that score rows (judge, evaluate)."""
+"""``--precision`` and ``--batch-size``: the inference engine's flags for the commands that score rows (judge,
+evaluate)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from bertjudge.judges.inference import AGREEMENT, ONNX_INSTALL, PRECISIONS, SCORE_TOLERANCE
+from bertjudge.judges.inference import AGREEMENT, CPU_TOKEN_BUDGET, ONNX_INSTALL, PRECISIONS, SCORE_TOLERANCE
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.loading import set_precision
 
 CHECK_ROWS = 256
+
+
+def add_batch_size_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="rows per forward pass at the maximum length (default 32); trained judges fill each batch to that many "
+        f"tokens, at most {CPU_TOKEN_BUDGET:,} on a CPU",
+    )
 
 
 def add_precision_flag(parser: argparse.ArgumentParser) -> None:
