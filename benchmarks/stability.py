@@ -4,7 +4,7 @@
     python benchmarks/stability.py --only 'minilm-l6.*' regex.v1    # some of them
 
 Each pass times every subject as ``python -m bertjudge bench run`` does (``torch.utils.benchmark``, the
-same inputs and time budget; the second pass forgets the first's timings), then prints per subject the
+same inputs, rounds and time budget; the second pass forgets the first's timings), then prints per subject the
 latency p50 and p95 of both passes, their ratio (second / first), the spread (IQR / median) and the load
 other processes put on the CPUs while it was timed. Run it on an idle machine: a subject is stable when
 both latencies of one pass are within ``--tolerance`` (15%) of the other's (max / min ≤ 1.15).
@@ -37,34 +37,38 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
     p.add_argument("--min-run-time", type=float, default=bench.MIN_RUN_TIME, help="as bench run's")
     p.add_argument("--max-timed-params", type=float, default=3e9, help="as bench run's")
+    p.add_argument("--rounds", type=int, default=bench.ROUNDS, help="as bench run's")
     p.add_argument("--max-load", type=float, default=bench.MAX_LOAD, help="as bench run's")
     p.add_argument("--tolerance", type=float, default=0.15, help="largest relative difference (default 0.15)")
     return p
 
 
 def time_passes(subjects, records, args, passes: int = 2, speeds: list | None = None) -> list[dict[str, dict]]:
-    """Per pass, the cost row of every subject, timed afresh (no timing kept from an earlier pass); ``speeds``,
-    when given, gets the machine's fp32 GEMM FLOP/s measured at the start of each pass."""
+    """Per pass, the cost row of every subject, timed afresh as ``bench run`` times it (``--rounds`` rounds in
+    turns, no timing kept from an earlier pass); ``speeds``, when given, gets the machine's fp32 GEMM FLOP/s
+    measured at the start of each pass."""
     tokenizer = bench.proxy_tokenizer()
     runs = []
     for number in range(1, passes + 1):
-        bench.clear_timings()
         if speeds is not None:
             speeds.append(bench.gemm_peak())
-        rows = {}
-        for subject in subjects:
-            print(f"pass {number}: {subject.name} ...", file=sys.stderr, flush=True)
-            rows[subject.name], _ = bench.measure(
-                subject,
-                records,
-                args.device,
-                args.dtype,
-                max_timed_params=args.max_timed_params,
-                tokenizer=tokenizer,
-                min_run_time=args.min_run_time,
-                max_load=args.max_load,
-            )
-        runs.append(rows)
+
+        def progress(round_number, subject, number=number):
+            print(f"pass {number}, round {round_number}: {subject.name} ...", file=sys.stderr, flush=True)
+
+        results = bench.measure_rounds(
+            subjects,
+            records,
+            args.rounds,
+            progress=progress,
+            device=args.device,
+            dtype=args.dtype,
+            max_timed_params=args.max_timed_params,
+            tokenizer=tokenizer,
+            min_run_time=args.min_run_time,
+            max_load=args.max_load,
+        )
+        runs.append({subject.name: cost for subject, (cost, _) in zip(subjects, results)})
     return runs
 
 
@@ -119,8 +123,10 @@ def report(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    if args.tolerance <= 0 or args.min_run_time <= 0 or args.n < 1 or args.max_load < 0:
-        parser().error("--tolerance and --min-run-time must be above 0, --n at least 1, --max-load at least 0")
+    if args.tolerance <= 0 or args.min_run_time <= 0 or args.n < 1 or args.rounds < 1 or args.max_load < 0:
+        parser().error(
+            "--tolerance and --min-run-time must be above 0, --n and --rounds at least 1, --max-load at least 0"
+        )
     subjects = bench.default_subjects(args.registry, args.judge)
     if args.only:
         subjects = [s for s in subjects if any(fnmatch.fnmatch(s.name, pattern) for pattern in args.only)]

@@ -378,6 +378,58 @@ def tiny_arch(monkeypatch, hidden: int = H, vocab: int = 1000) -> bench.Subject:
     return bench.Subject(f"tiny{hidden}.arch", "encoder", f"tiny{hidden}")
 
 
+def test_subjects_are_timed_in_rounds_taken_in_turns(monkeypatch, tmp_path):
+    tiny = tiny_arch(monkeypatch)
+    big = bench.Subject("qwen3-14b.direct", "direct", "qwen3-14b")  # costed, never timed: measured in round 1 only
+    seen = []
+    results = bench.measure_rounds(
+        [bench.Subject("regex.v1", "regex"), tiny, big],
+        RECORDS,
+        rounds=3,
+        eval_set=bench.load_eval_set(eval_file(tmp_path)),
+        progress=lambda number, subject: seen.append((number, subject.name)),
+        min_run_time=0.1,
+    )
+    # in turns: every timed subject once per round, round after round
+    assert seen == [(1, "regex.v1"), (1, "tiny32.arch"), (1, "qwen3-14b.direct")] + [
+        (n, name) for n in (2, 3) for name in ("regex.v1", "tiny32.arch")
+    ]
+    (regex, regex_accuracy), (tiny_row, tiny_accuracy), (big_row, _) = results
+    assert regex["rounds"] == tiny_row["rounds"] == 3 and big_row["rounds"] == 0
+    assert tiny_row["timing_runs"] >= 3 * bench.MIN_RUNS and "medians of 3 rounds" in tiny_row["notes"]
+    assert regex_accuracy is not None and tiny_accuracy is None  # accuracy measured once, in round 1
+    with pytest.raises(ValueError, match="rounds"):
+        bench.measure_rounds([tiny], RECORDS, rounds=0)
+
+
+def test_rounds_are_merged_into_medians_the_largest_load_and_peak():
+    def row(p50, p95, load, peak, throughput, batch, before, after):
+        return {
+            "name": "x.arch",
+            "latency_p50_ms": p50,
+            "latency_p95_ms": p95,
+            "timing_runs": 10,
+            "calls_per_run": 1,
+            "throughput_per_s": throughput,
+            "best_batch_size": batch,
+            "peak_mem_mb": peak,
+            "other_load": load,
+            "loadavg_before": before,
+            "loadavg_after": after,
+            "notes": "",
+        }
+
+    rounds = [row(10, 12, 0.01, 80, 100, 4, 0.1, 1.0), row(30, 40, 0.4, 95, 50, 16, 1.0, 1.5)]
+    rounds.append(row(12, 13, 0.02, 90, 90, 4, 1.5, 2.0))
+    merged = bench.merge_rounds(rounds, max_load=0.25)
+    assert merged["latency_p50_ms"] == 12 and merged["latency_p95_ms"] == 13 and merged["throughput_per_s"] == 90
+    assert merged["best_batch_size"] == 4 and merged["peak_mem_mb"] == 95 and merged["timing_runs"] == 30
+    assert merged["other_load"] == 0.4 and merged["busy"] == "yes"  # one busy round makes the row busy
+    assert (merged["loadavg_before"], merged["loadavg_after"]) == (0.1, 2.0) and merged["rounds"] == 3
+    assert merged["latency_spread"] == pytest.approx((21 - 11) / 12, abs=1e-4)  # IQR of the rounds' p50 / their median
+    assert bench.merge_rounds(rounds[:1])["latency_p50_ms"] == 10 and bench.merge_rounds(rounds[:1])["rounds"] == 1
+
+
 def test_peak_memory_counts_the_weights_after_a_bigger_model_was_freed(monkeypatch):
     """The old 0 MB row: a model built after a bigger one reused resident pages, so the RSS did not grow."""
     import torch
@@ -547,7 +599,7 @@ def load_stability():
 def test_stability_times_every_subject_twice_afresh_and_compares(monkeypatch, capsys):
     stability = load_stability()
     subjects = [bench.Subject("regex.v1", "regex"), tiny_arch(monkeypatch)]
-    args = stability.parser().parse_args(["--min-run-time", "0.2"])
+    args = stability.parser().parse_args(["--min-run-time", "0.2", "--rounds", "2"])
     speeds = []
     first, second = stability.time_passes(subjects, RECORDS, args, speeds=speeds)
     assert len(speeds) == 2 and all(speed > 1e8 for speed in speeds)  # the machine's GEMM FLOP/s, once a pass

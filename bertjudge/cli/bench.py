@@ -50,7 +50,13 @@ def parser() -> argparse.ArgumentParser:
         "--min-run-time",
         type=float,
         default=bench.MIN_RUN_TIME,
-        help=f"seconds of timed runs at batch 1, half per larger batch (default {bench.MIN_RUN_TIME:g})",
+        help=f"seconds of timed runs at batch 1 per round, half per larger batch (default {bench.MIN_RUN_TIME:g})",
+    )
+    run_p.add_argument(
+        "--rounds",
+        type=int,
+        default=bench.ROUNDS,
+        help=f"times each subject is timed, in turns over all of them; a row keeps the medians (default {bench.ROUNDS})",
     )
     run_p.add_argument(
         "--max-load",
@@ -139,6 +145,8 @@ def _measure(args: argparse.Namespace) -> int:
         raise CommandError("--max-timed-params must be above 0", usage=True)
     if args.min_run_time <= 0:
         raise CommandError("--min-run-time must be above 0", usage=True)
+    if args.rounds < 1:
+        raise CommandError("--rounds must be at least 1", usage=True)
     if args.max_load < 0:
         raise CommandError("--max-load must be at least 0", usage=True)
     if args.old_eval:
@@ -177,29 +185,35 @@ def _measure(args: argparse.Namespace) -> int:
     tokenizer = bench.proxy_tokenizer()
     refused = []
     for device in devices:
-        for subject in subjects:
-            print(f"[{device}] {subject.name} ...", file=sys.stderr, flush=True)
-            cost, accuracy = bench.measure(
-                subject,
-                records,
-                device,
-                args.dtype,
-                timing=not args.no_timing,
-                max_timed_params=args.max_timed_params,
-                k=args.reasoning_tokens,
-                tokenizer=tokenizer,
-                eval_set=eval_set,
-                min_run_time=args.min_run_time,
-                max_load=args.max_load,
-            )
-            print(f"    {_summary(cost)}", file=sys.stderr, flush=True)
+
+        def progress(number, subject, device=device):
+            of = f" (round {number} of {args.rounds})" if args.rounds > 1 else ""
+            print(f"[{device}] {subject.name}{of} ...", file=sys.stderr, flush=True)
+
+        results = bench.measure_rounds(
+            subjects,
+            records,
+            args.rounds,
+            eval_set,
+            progress,
+            device=device,
+            dtype=args.dtype,
+            timing=not args.no_timing,
+            max_timed_params=args.max_timed_params,
+            k=args.reasoning_tokens,
+            tokenizer=tokenizer,
+            min_run_time=args.min_run_time,
+            max_load=args.max_load,
+        )
+        for subject, (cost, accuracy) in zip(subjects, results):
+            print(f"[{device}] {subject.name}: {_summary(cost)}", file=sys.stderr, flush=True)
             if accuracy:  # accuracy does not depend on the machine's load
                 bench.write_results([accuracy], "accuracy", args.results)
             if cost.get("busy") and not args.allow_busy:
                 refused.append(f"{subject.name} [{device}] (other load {cost['other_load']} per core)")
                 print(f"    not written: busy (other processes above --max-load {args.max_load:g})", file=sys.stderr)
                 continue
-            [path] = bench.write_results([cost], "cost", args.results)  # row by row: a failure keeps the others
+            [path] = bench.write_results([cost], "cost", args.results)
             print(f"wrote {subject.name} to {path}")
         _print_ratio(bench.read_csv(bench.results_file("cost", bench.environment(device, args.dtype), args.results)))
     if readme or plot:
@@ -217,7 +231,8 @@ def _summary(cost: dict) -> str:
     flops, p50 = cost.get("flops"), cost.get("latency_p50_ms")
     parts = [f"{'' if flops is None else f'{flops / 1e9:.4g}'} GFLOPs at {cost.get('tokens', '-')} tokens"]
     if p50 not in (None, ""):
-        parts.append(f"p50 {float(p50):.3g} ms ({cost['timing_runs']} runs, spread {cost['latency_spread']:.1%})")
+        rounds = f" in {cost['rounds']} rounds" if cost.get("rounds", 1) > 1 else ""
+        parts.append(f"p50 {float(p50):.3g} ms ({cost['timing_runs']} runs{rounds}, spread {cost['latency_spread']:.1%})")
     if cost.get("peak_mem_mb") not in (None, ""):
         parts.append(f"peak {cost['peak_mem_mb']} MB")
     if cost.get("other_load") not in (None, ""):

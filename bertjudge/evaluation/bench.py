@@ -61,7 +61,8 @@ PARETO_PNG = ROOT / "benchmarks" / "pareto.png"
 PROXY_TOKENIZER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_TOKENS = 256  # when no evaluation set is available
 REASONING_TOKENS = 512
-MIN_RUN_TIME = 2.0  # seconds of timed runs at batch 1 (half of it per larger batch size)
+MIN_RUN_TIME = 1.0  # seconds of timed runs at batch 1 per round (half of it per larger batch size)
+ROUNDS = 5  # a subject is timed once per round, the rounds taken in turns over every subject; its row keeps the medians
 MIN_RUNS = 5  # timed runs at batch 1 at least, however long a call takes (3 per larger batch size)
 MAX_LOAD = 0.25  # CPU time other processes may take on this process's CPUs while timing, per core
 COST_FIELDS = [
@@ -82,6 +83,7 @@ COST_FIELDS = [
     "timing_runs",
     "calls_per_run",
     "latency_spread",
+    "rounds",
     "device",
     "dtype",
     "hardware",
@@ -955,6 +957,74 @@ _TIMINGS: dict[tuple, dict] = {}
 def clear_timings() -> None:
     """Forget the architectures timed in this process, so that the next ``measure`` times them again."""
     _TIMINGS.clear()
+
+
+def measure_rounds(
+    subjects: list[Subject],
+    records: list[dict] | None,
+    rounds: int = ROUNDS,
+    eval_set: EvalSet | None = None,
+    progress=None,
+    **kwargs,
+) -> list[tuple[dict, dict | None]]:
+    """(cost row, accuracy row or None) of every subject, timed ``rounds`` times in turns: round 1 measures every
+    subject as ``measure`` does (accuracy included), each later round times every timed subject again afresh, and
+    each cost row keeps the rounds' medians (``merge_rounds``). On a shared virtual machine a subject's speed moves
+    by a quarter from one stretch of seconds to the next; the rounds spread its timings over the whole run, so that
+    two runs see alike what one contiguous timing would catch by chance. ``progress(round, subject)`` is called
+    before each measurement; ``kwargs`` go to ``measure``."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be at least 1, got {rounds}")
+    per_round: dict[str, list[dict]] = {s.name: [] for s in subjects}
+    accuracy: dict[str, dict | None] = {}
+    timed = list(subjects)
+    for number in range(1, rounds + 1):
+        clear_timings()  # every round times afresh
+        for subject in timed:
+            if progress is not None:
+                progress(number, subject)
+            cost, acc = measure(subject, records, eval_set=eval_set if number == 1 else None, **kwargs)
+            per_round[subject.name].append(cost)
+            if number == 1:
+                accuracy[subject.name] = acc
+        if not kwargs.get("timing", True):
+            break
+        timed = [s for s in timed if per_round[s.name][0].get("latency_p50_ms") not in (None, "")]
+    return [(merge_rounds(per_round[s.name], kwargs.get("max_load", MAX_LOAD)), accuracy[s.name]) for s in subjects]
+
+
+def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD) -> dict:
+    """One cost row from a subject's rounds (the first row's other cells): latency p50 and p95 and throughput are
+    the medians of the rounds', the spread the rounds' p50 IQR / median, the runs summed, peak memory and other
+    processes' load the largest (busy when any round was), the load averages those before the first round and
+    after the last. A single row is returned with ``rounds`` 1 (0 when it was not timed)."""
+    import statistics
+
+    row = dict(rows[0])
+    timed = [r for r in rows if r.get("latency_p50_ms") not in (None, "")]
+    row["rounds"] = len(timed)
+    if len(timed) < 2:
+        return row
+    p50 = [r["latency_p50_ms"] for r in timed]
+    row["latency_p50_ms"] = statistics.median(p50)
+    row["latency_p95_ms"] = statistics.median(r["latency_p95_ms"] for r in timed)
+    quartiles = statistics.quantiles(p50, n=4, method="inclusive")
+    row["latency_spread"] = round((quartiles[2] - quartiles[0]) / row["latency_p50_ms"], 4)
+    row["timing_runs"] = sum(r["timing_runs"] for r in timed)
+    row["calls_per_run"] = statistics.median_low(r["calls_per_run"] for r in timed)
+    if all(r.get("throughput_per_s") not in (None, "") for r in timed):
+        row["throughput_per_s"] = statistics.median(r["throughput_per_s"] for r in timed)
+        row["best_batch_size"] = statistics.mode(r["best_batch_size"] for r in timed)
+    peaks = [r["peak_mem_mb"] for r in timed if isinstance(r.get("peak_mem_mb"), (int, float))]
+    if peaks:
+        row["peak_mem_mb"] = max(peaks)
+    loads = [r["other_load"] for r in timed if isinstance(r.get("other_load"), (int, float))]
+    if loads:
+        row["other_load"] = max(loads)
+        row["busy"] = "yes" if is_busy(row["other_load"], max_load) else ""
+    row["loadavg_after"] = timed[-1].get("loadavg_after", "")
+    row["notes"] = _join(row.get("notes"), f"medians of {len(timed)} rounds taken in turns")
+    return row
 
 
 def _join(*notes) -> str:
