@@ -232,7 +232,9 @@ def _summary(cost: dict) -> str:
     parts = [f"{'' if flops is None else f'{flops / 1e9:.4g}'} GFLOPs at {cost.get('tokens', '-')} tokens"]
     if p50 not in (None, ""):
         rounds = f" in {cost['rounds']} rounds" if cost.get("rounds", 1) > 1 else ""
-        parts.append(f"p50 {float(p50):.3g} ms ({cost['timing_runs']} runs{rounds}, spread {cost['latency_spread']:.1%})")
+        parts.append(
+            f"p50 {float(p50):.3g} ms ({cost['timing_runs']} runs{rounds}, spread {cost['latency_spread']:.1%})"
+        )
     if cost.get("peak_mem_mb") not in (None, ""):
         parts.append(f"peak {cost['peak_mem_mb']} MB")
     if cost.get("other_load") not in (None, ""):
