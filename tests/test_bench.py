@@ -364,6 +364,9 @@ def test_the_projects_own_judges_are_measured_from_their_built_folder(tiny_backb
     subjects = {s.name: s for s in bench.default_subjects(registry)}
     assert subjects["minilm-l6.own"].folder == (tmp_path / "runs" / "own" / "judge").resolve()
     assert "minilm-l6.missing" not in subjects  # not built yet: nothing to measure, no random stand-in
+    # its folder given again with --judge (by another path): measured once, under the registry's name
+    again = bench.default_subjects(registry, [tmp_path / "runs" / "." / "own" / "judge"])
+    assert [s.name for s in again if s.folder is not None] == ["minilm-l6.own"]
 
 
 def tiny_arch(monkeypatch, hidden: int = H, vocab: int = 1000) -> bench.Subject:

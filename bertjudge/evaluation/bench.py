@@ -721,7 +721,7 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
             folder = zoo.file_source(entry, registry)
             if (folder / "judge.json").is_file():
                 subjects.append(folder_subject(folder, name, entry["architecture"]))
-                built.add(folder)
+                built.add(Path(folder).resolve())
         elif entry["architecture"] in ARCHITECTURES:
             subjects.append(
                 Subject(
@@ -735,7 +735,8 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
     quickstart = (ROOT / "runs" / "quickstart" / "judge").resolve()
     default = [quickstart] if (quickstart / "judge.json").is_file() and quickstart not in built else []
     for folder in list(folders) or default:
-        subjects.append(folder_subject(Path(folder)))
+        if Path(folder).resolve() not in built:  # a registry entry's folder is measured once, under its name
+            subjects.append(folder_subject(Path(folder)))
     subjects += [
         Subject(f"{key}.arch", "encoder", key, JudgeFormat(order="QCR", max_length=512)) for key in ENCODER_BASELINES
     ]
@@ -1088,20 +1089,22 @@ def measure_judge_folder(
     eval_path=None,
     min_run_time: float = MIN_RUN_TIME,
     max_load: float = MAX_LOAD,
+    rounds: int = ROUNDS,
 ) -> tuple[dict, dict | None]:
-    """Cost (token length from ``n`` embedded test records) and accuracy (on ``eval_path``, default
-    real-test-v1, every row) of an exported judge folder."""
-    subject = folder_subject(Path(folder), name, architecture)
-    return measure(
-        subject,
+    """Cost (token length from ``n`` embedded test records; timed in ``rounds`` as ``bench run`` times) and
+    accuracy (on ``eval_path``, default real-test-v1, every row) of an exported judge folder."""
+    [(cost, accuracy)] = measure_rounds(
+        [folder_subject(Path(folder), name, architecture)],
         eval_records(n, seed),
-        device,
-        dtype,
+        rounds,
+        load_eval_set(eval_path),
+        device=device,
+        dtype=dtype,
         timing=timing,
-        eval_set=load_eval_set(eval_path),
         min_run_time=min_run_time,
         max_load=max_load,
     )
+    return cost, accuracy
 
 
 # --- results files ----------------------------------------------------------------------------------
