@@ -98,6 +98,8 @@ def compare(first: dict[str, dict], second: dict[str, dict], tolerance: float) -
                 **{f"{key}_ratio": r for key, r in ratios.items()},
                 "spread": (a["latency_spread"], b["latency_spread"]),
                 "other_load": (a.get("other_load"), b.get("other_load")),
+                "rounds": (a.get("rounds", ""), b.get("rounds", "")),
+                "machine_gflops": (a.get("machine_gflops", ""), b.get("machine_gflops", "")),
                 "busy": bool(a.get("busy") or b.get("busy")),
                 "stable": all(stable(r, tolerance) for r in ratios.values()),
             }
@@ -107,8 +109,9 @@ def compare(first: dict[str, dict], second: dict[str, dict], tolerance: float) -
 
 def report(rows: list[dict]) -> str:
     lines = [
-        "| subject | p50 1 / 2 (ms) | ratio | p95 1 / 2 (ms) | ratio | spread 1 / 2 | other load 1 / 2 | |",
-        "|---|---|---|---|---|---|---|---|",
+        "| subject | p50 1 / 2 (ms) | ratio | p95 1 / 2 (ms) | ratio | spread 1 / 2 | rounds kept 1 / 2 "
+        "| machine GFLOP/s 1 / 2 | other load 1 / 2 | |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         verdict = "ok" if r["stable"] else "UNSTABLE"
@@ -116,6 +119,7 @@ def report(rows: list[dict]) -> str:
             f"| `{r['name']}` | {r['latency_p50_ms_1']:.4g} / {r['latency_p50_ms_2']:.4g} | "
             f"{r['latency_p50_ms_ratio']:.3f} | {r['latency_p95_ms_1']:.4g} / {r['latency_p95_ms_2']:.4g} | "
             f"{r['latency_p95_ms_ratio']:.3f} | {r['spread'][0]:.1%} / {r['spread'][1]:.1%} | "
+            f"{r['rounds'][0]} / {r['rounds'][1]} | {r['machine_gflops'][0]} / {r['machine_gflops'][1]} | "
             f"{r['other_load'][0]} / {r['other_load'][1]} | {verdict}{' (busy)' if r['busy'] else ''} |"
         )
     return "\n".join(lines)

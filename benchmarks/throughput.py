@@ -17,9 +17,10 @@ Prints samples/s, the ratio to the naive loop, useful-FLOP utilization (FLOPs of
 time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest score difference
 with fp32, and the process's peak RSS; writes ``benchmarks/results/throughput-<host>.csv``. Times are the
 median of ``--repeats`` timed passes (``torch.utils.benchmark``), taken in turns — one pass of every mode, then
-the next round — so that a slower spell of a shared machine falls on every mode alike; the spread of each mode's
-passes ((max - min) / median) is in the CSV, and so is the CPU time other processes took while the modes were
-timed (``other_load``, measured as ``bench run`` measures it): a run above ``--max-load`` is marked busy.
+the next round — so that a slower spell of a shared machine falls on every mode alike; each mode's spread
+((max - min) / median) and the machine's fp32 GEMM speed around its passes (probed as ``bench run`` probes it) are
+in the CSV, and so is the CPU time other processes took while the modes were timed (``other_load``, measured as
+``bench run`` measures it): a run above ``--max-load`` is marked busy.
 """
 
 from __future__ import annotations
@@ -80,19 +81,31 @@ def useful_flops(judge, records: list[dict]) -> float:
     return float(sum(per_length[length] for length in lengths))
 
 
-def timed_in_turns(fns: dict, repeats: int) -> dict[str, tuple[float, float]]:
-    """Per function, the median seconds of ``repeats`` passes and their spread ((max - min) / median); the
-    passes are taken in turns (every function once, then again), so that the machine's slower spells are
-    shared out rather than falling on one function."""
+def timed_in_turns(fns: dict, repeats: int) -> dict[str, dict]:
+    """Per function: the median seconds of its ``repeats`` passes, their spread ((max - min) / median) and the
+    machine's median fp32 GEMM speed around them (``bench.machine_gflops``, probed before and after each pass, the
+    lower kept). The passes are taken in turns (every function once, then again), so that the machine's slower
+    spells are shared out rather than falling on one function."""
     timers = {  # Timer's default is one thread
         name: benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
         for name, fn in fns.items()
     }
-    passes = {name: [] for name in fns}
+    passes = {name: [] for name in fns}  # (seconds, machine GFLOP/s)
     for _ in range(repeats):
         for name, timer in timers.items():
-            passes[name].append(timer.timeit(1).median)
-    return {name: (statistics.median(p), (max(p) - min(p)) / statistics.median(p)) for name, p in passes.items()}
+            before = bench.machine_gflops()
+            seconds = timer.timeit(1).median
+            passes[name].append((seconds, min(before, bench.machine_gflops())))
+    out = {}
+    for name, timed in passes.items():
+        seconds = [t[0] for t in timed]
+        median = statistics.median(seconds)
+        out[name] = {
+            "seconds": median,
+            "spread": (max(seconds) - min(seconds)) / median,
+            "machine_gflops": statistics.median(t[1] for t in timed),
+        }
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,17 +162,19 @@ def main(argv: list[str] | None = None) -> int:
         passes[mode] = lambda engine=engine: engine.logits(records)
     with bench.MachineLoad(args.max_load) as load:
         timings = timed_in_turns(passes, args.repeats)
-    runs = [(mode, *timings[mode], probs(fn())) for mode, fn in passes.items()]
-    naive_seconds = timings["naive"][0]
-    reference = dict((m, p) for m, _, _, p in runs).get("fp32", runs[0][3])
-    for mode, seconds, spread, p in runs:
+    scores = {mode: probs(fn()) for mode, fn in passes.items()}
+    naive_seconds = timings["naive"]["seconds"]
+    reference = scores.get("fp32", scores["naive"])
+    for mode, p in scores.items():
+        seconds = timings[mode]["seconds"]
         rows.append(
             {
                 "mode": mode,
                 "rows": len(records),
                 "seconds": round(seconds, 3),
                 "samples_per_s": round(len(records) / seconds, 2),
-                "spread": round(spread, 3),
+                "spread": round(timings[mode]["spread"], 3),
+                "machine_gflops": round(timings[mode]["machine_gflops"], 1),
                 "vs_naive": round(naive_seconds / seconds, 2),
                 "useful_flop_utilization_fp32_peak": round(flops / seconds / peak["fp32"], 3),
                 "verdict_agreement_fp32": round(
@@ -176,12 +191,12 @@ def main(argv: list[str] | None = None) -> int:
                 "judge": args.judge,
             }
         )
-    header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9} {'spread':>7}"
+    header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9} {'spread':>7} {'GEMM':>5}"
     print(header)
     for r in rows:
         print(
             f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
-            f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB {r['spread']:>7.2f}"
+            f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB {r['spread']:>7.2f} {r['machine_gflops']:>5.0f}"
         )
     if load.busy:
         print(

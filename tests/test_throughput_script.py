@@ -69,4 +69,5 @@ def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backb
         ratio = float(naive["seconds"]) / float(r["seconds"]) if float(r["seconds"]) else None
         assert ratio is None or abs(float(r["vs_naive"]) - ratio) < 0.1 * ratio  # seconds are rounded to 1 ms
     assert all(r["busy"] in ("", "yes") and float(r["other_load"]) >= 0 for r in table)
+    assert all(float(r["machine_gflops"]) > 0.1 for r in table)  # the machine's speed around the passes
     assert by_mode["naive"]["token_budget"] == "" and int(by_mode["fp32"]["token_budget"]) == 2048

@@ -63,7 +63,6 @@ DEFAULT_TOKENS = 256  # when no evaluation set is available
 REASONING_TOKENS = 512
 MIN_RUN_TIME = 1.0  # seconds of timed runs at batch 1 per round (half of it per larger batch size)
 ROUNDS = 5  # a subject is timed once per round, the rounds taken in turns over every subject; its row keeps the medians
-FULL_SPEED = 0.85  # a round counts when the machine's GEMM speed around it was this share of the run's fastest
 PROBE_N = 1024  # the machine's speed around a timing: an n x n fp32 matmul for PROBE_SECONDS
 PROBE_SECONDS = 0.2
 MIN_RUNS = 5  # timed runs at batch 1 at least, however long a call takes (3 per larger batch size)
@@ -599,7 +598,7 @@ def machine_gflops() -> float:
     """The machine's fp32 GEMM speed now (GFLOP/s; a ``PROBE_N`` matmul timed for ``PROBE_SECONDS`` with all of
     torch's threads). A 2-vCPU virtual machine runs at very different speeds as its host places its vCPUs (two
     physical cores, or the two hyperthreads of one) and as neighbours use those cores, none of which the load of
-    this machine shows; taken around every timing, it tells the rounds timed at full speed from the others."""
+    this machine shows; taken around every timing (``machine_gflops``), it says at what speed a row was timed."""
     import torch
     from torch.utils import benchmark
 
@@ -998,9 +997,8 @@ def measure_rounds(
     subject as ``measure`` does (accuracy included), each later round times every timed subject again afresh, and
     each cost row keeps the rounds' medians (``merge_rounds``). On a shared virtual machine a subject's speed moves
     by a quarter from one stretch of seconds to the next; the rounds spread its timings over the whole run, so that
-    two runs see alike what one contiguous timing would catch by chance. The rows keep only the rounds timed at full
-    speed: the machine's GEMM speed around the timing (``machine_gflops``) at least ``FULL_SPEED`` of the fastest
-    seen in this run. ``progress(round, subject)`` is called before each measurement; ``kwargs`` go to ``measure``."""
+    two runs see alike what one contiguous timing would catch by chance. ``progress(round, subject)`` is called
+    before each measurement; ``kwargs`` go to ``measure``."""
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
     per_round: dict[str, list[dict]] = {s.name: [] for s in subjects}
@@ -1018,58 +1016,39 @@ def measure_rounds(
         if not kwargs.get("timing", True):
             break
         timed = [s for s in timed if per_round[s.name][0].get("latency_p50_ms") not in (None, "")]
-    speeds = [r["machine_gflops"] for rows in per_round.values() for r in rows if r.get("machine_gflops")]
-    full_speed = FULL_SPEED * max(speeds) if speeds else None
-    max_load = kwargs.get("max_load", MAX_LOAD)
-    return [(merge_rounds(per_round[s.name], max_load, full_speed), accuracy[s.name]) for s in subjects]
+    return [(merge_rounds(per_round[s.name], kwargs.get("max_load", MAX_LOAD)), accuracy[s.name]) for s in subjects]
 
 
-def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD, full_speed: float | None = None) -> dict:
-    """One cost row from a subject's rounds (the first row's other cells), from the rounds timed while the machine's
-    GEMM speed (``machine_gflops``) was at least ``full_speed`` (all of them when None, or when none was): latency
-    p50 and p95, throughput and machine speed are the medians of those rounds', the spread their p50s' IQR /
+def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD) -> dict:
+    """One cost row from a subject's rounds (the first row's other cells): latency p50 and p95, throughput and the
+    machine's GEMM speed (``machine_gflops``) are the medians of the rounds', the spread the rounds' p50 IQR /
     median, the runs summed, peak memory and other processes' load the largest (busy when any round was), the load
-    averages those before the first round and after the last. ``rounds`` is how many rounds the row keeps (0 when
-    it was not timed)."""
+    averages those before the first round and after the last. ``rounds`` is how many rounds were timed (0: none)."""
     import statistics
 
     row = dict(rows[0])
     timed = [r for r in rows if r.get("latency_p50_ms") not in (None, "")]
-    fast = [r for r in timed if full_speed is not None and (r.get("machine_gflops") or 0) >= full_speed]
-    used = fast or timed
-    row["rounds"] = len(used)
+    row["rounds"] = len(timed)
     if len(timed) < 2:
         return row
-    p50 = [r["latency_p50_ms"] for r in used]
+    p50 = [r["latency_p50_ms"] for r in timed]
     row["latency_p50_ms"] = statistics.median(p50)
-    row["latency_p95_ms"] = statistics.median(r["latency_p95_ms"] for r in used)
-    if len(used) > 1:
-        quartiles = statistics.quantiles(p50, n=4, method="inclusive")
-        row["latency_spread"] = round((quartiles[2] - quartiles[0]) / row["latency_p50_ms"], 4)
-    else:
-        row["latency_spread"] = used[0]["latency_spread"]
-    row["timing_runs"] = sum(r["timing_runs"] for r in used)
-    row["calls_per_run"] = statistics.median_low(r["calls_per_run"] for r in used)
-    if all(r.get("throughput_per_s") not in (None, "") for r in used):
-        row["throughput_per_s"] = statistics.median(r["throughput_per_s"] for r in used)
-        row["best_batch_size"] = statistics.mode(r["best_batch_size"] for r in used)
+    row["latency_p95_ms"] = statistics.median(r["latency_p95_ms"] for r in timed)
+    quartiles = statistics.quantiles(p50, n=4, method="inclusive")
+    row["latency_spread"] = round((quartiles[2] - quartiles[0]) / row["latency_p50_ms"], 4)
+    row["timing_runs"] = sum(r["timing_runs"] for r in timed)
+    row["calls_per_run"] = statistics.median_low(r["calls_per_run"] for r in timed)
+    if all(r.get("throughput_per_s") not in (None, "") for r in timed):
+        row["throughput_per_s"] = statistics.median(r["throughput_per_s"] for r in timed)
+        row["best_batch_size"] = statistics.mode(r["best_batch_size"] for r in timed)
     for key, combine in (("peak_mem_mb", max), ("other_load", max), ("machine_gflops", statistics.median)):
-        values = [r[key] for r in used if isinstance(r.get(key), (int, float))]
+        values = [r[key] for r in timed if isinstance(r.get(key), (int, float))]
         if values:
-            row[key] = combine(values)
+            row[key] = round(combine(values), 3)
     if isinstance(row.get("other_load"), (int, float)):
         row["busy"] = "yes" if is_busy(row["other_load"], max_load) else ""
-    row["loadavg_before"], row["loadavg_after"] = used[0].get("loadavg_before", ""), used[-1].get("loadavg_after", "")
-    if full_speed is None:
-        kept = f"medians of {len(used)} rounds taken in turns"
-    elif fast:
-        kept = (
-            f"medians of the {len(used)} of {len(timed)} rounds timed at full speed (machine's GEMM speed "
-            f">= {full_speed:.0f} GFLOP/s, {FULL_SPEED:.0%} of the run's fastest)"
-        )
-    else:
-        kept = f"medians of {len(used)} rounds: none timed at full speed (GEMM >= {full_speed:.0f} GFLOP/s)"
-    row["notes"] = _join(row.get("notes"), kept)
+    row["loadavg_before"], row["loadavg_after"] = timed[0].get("loadavg_before", ""), timed[-1].get("loadavg_after", "")
+    row["notes"] = _join(row.get("notes"), f"medians of {len(timed)} rounds taken in turns")
     return row
 
 
