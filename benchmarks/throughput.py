@@ -108,6 +108,17 @@ def timed_in_turns(fns: dict, repeats: int) -> dict[str, dict]:
     return out
 
 
+def operator_shares(fn, top: int = 8) -> str:
+    """One pass of ``fn`` under ``torch.profiler``: its ``top`` operators by self CPU time, with their shares."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        fn()
+    events = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in events) or 1
+    return "\n".join(f"  {e.key:<52} {e.self_cpu_time_total / total:>6.1%} ({e.count} calls)" for e in events[:top])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -134,6 +145,13 @@ def main(argv: list[str] | None = None) -> int:
         default=bench.MAX_LOAD,
         help="other processes' share of each core above which "
         f"the run is marked busy (default {bench.MAX_LOAD}, as bench run's)",
+    )
+    parser.add_argument(
+        "--profile",
+        nargs="*",
+        default=[],
+        choices=["naive", *PRECISIONS],
+        help="after timing, one more pass of these modes under torch.profiler: where their time goes, by operator",
     )
     parser.add_argument(
         "--output", type=Path, help="the CSV to write (default benchmarks/results/throughput-<host>.csv)"
@@ -198,6 +216,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
             f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB {r['spread']:>7.2f} {r['machine_gflops']:>5.0f}"
         )
+    for mode in args.profile:
+        if mode not in passes:
+            print(f"\n{mode}: not profiled (not among --modes)")
+            continue
+        print(f"\n{mode}: share of the pass's operator time (torch.profiler, self CPU time)")
+        print(operator_shares(passes[mode]))
     if load.busy:
         print(
             f"the machine was busy (other processes took {load.other_load:.2f} of each core, above --max-load "

@@ -23,7 +23,7 @@ def load_script():
 
 
 @pytest.mark.slow  # 12 s: the GEMM peaks are timed for a second each
-def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backbone, tmp_path):
+def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backbone, tmp_path, capsys):
     EncoderJudge(backbone=tiny_backbone, format=JudgeFormat(max_length=64)).export(tmp_path / "judge")
     rows = [
         normalize(
@@ -51,6 +51,8 @@ def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backb
                 "bf16",
                 "--repeats",
                 "2",
+                "--profile",
+                "bf16",
                 "--output",
                 str(out),
             ]
@@ -70,4 +72,6 @@ def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backb
         assert ratio is None or abs(float(r["vs_naive"]) - ratio) < 0.1 * ratio  # seconds are rounded to 1 ms
     assert all(r["busy"] in ("", "yes") and float(r["other_load"]) >= 0 for r in table)
     assert all(float(r["machine_gflops"]) > 0.1 for r in table)  # the machine's speed around the passes
+    profiled = capsys.readouterr().out.split("bf16: share of the pass's operator time")[1]
+    assert "aten::" in profiled and "%" in profiled  # where the bf16 pass's time went, by operator
     assert by_mode["naive"]["token_budget"] == "" and int(by_mode["fp32"]["token_budget"]) == 2048
