@@ -14,8 +14,6 @@ and the ratios of ``throughput.py`` come from.
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import platform
 import statistics
 import sys
@@ -24,6 +22,8 @@ from pathlib import Path
 
 import torch
 from torch.utils import benchmark
+
+from bertjudge.evaluation import bench
 
 RESULTS = Path("benchmarks/results")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -71,13 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"median {statistics.median(ratios):.2f}, highest {max(ratios):.2f}"
             )
     out = args.output or RESULTS / f"machine-speed-{platform.node() or 'host'}.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, out)
+    bench.write_table(out, rows)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

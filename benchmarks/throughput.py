@@ -26,8 +26,6 @@ in the CSV, and so is the CPU time other processes took while the modes were tim
 from __future__ import annotations
 
 import argparse
-import csv
-import os
 import platform
 import resource
 import statistics
@@ -229,13 +227,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     out = args.output or RESULTS / f"throughput-{platform.node() or 'host'}.csv"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".csv.tmp")
-    with open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    os.replace(tmp, out)
+    bench.write_table(out, rows)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -1157,15 +1157,22 @@ def write_results(rows: list[dict], kind: str, results_dir=None) -> list[Path]:
         names = {row["name"] for row in new}
         merged = [row for row in read_csv(path) if row["name"] not in names] + new
         merged.sort(key=lambda row: row["name"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-            writer.writeheader()
-            for row in merged:
-                writer.writerow({key: _fmt_cell(row.get(key)) for key in fields})
-        os.replace(tmp, path)
+        write_table(path, [{key: _fmt_cell(row.get(key)) for key in fields} for row in merged], fields)
     return list(by_file)
+
+
+def write_table(path, rows: list[dict], fields: list[str] | None = None) -> Path:
+    """``rows`` as a CSV file at ``path`` (columns ``fields``, default the first row's keys), written atomically:
+    a temporary sibling renamed over it. The benchmark scripts' results files are written with it too."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields or list(rows[0]), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+    return path
 
 
 def _fmt_cell(value):
