@@ -1067,10 +1067,12 @@ def _time_subject(subject, config, model_kind, tokens, device, torch_dtype, k, m
         else:
             model = build_model(config, model_kind, subject.num_labels, "cpu", torch_dtype, attn=None)
         model = model.to(device=device, dtype=torch_dtype).eval()
-        before = machine_gflops()
+        on_cpu = str(device).startswith("cpu")  # the probe is the CPU's speed: it says nothing of a GPU's
+        before = machine_gflops() if on_cpu else None
         with MachineLoad() as load:
             timed = time_model(model, model_kind, tokens, device, subject.kind, k, min_run_time=min_run_time)
-        timed["machine_gflops"] = round(min(before, machine_gflops()), 1)
+        if on_cpu:
+            timed["machine_gflops"] = round(min(before, machine_gflops()), 1)
     timed["peak_mem_mb"], note = peak_memory_cell(peak.mb, model)
     timed.update(load.fields(), other_load_raw=load.other_load)
     timed["notes"] = _join(timed.get("notes"), note)
