@@ -109,7 +109,7 @@ def compare(first: dict[str, dict], second: dict[str, dict], tolerance: float) -
 
 def report(rows: list[dict]) -> str:
     lines = [
-        "| subject | p50 1 / 2 (ms) | ratio | p95 1 / 2 (ms) | ratio | spread 1 / 2 | rounds kept 1 / 2 "
+        "| subject | p50 1 / 2 (ms) | ratio | p95 1 / 2 (ms) | ratio | spread 1 / 2 | rounds 1 / 2 "
         "| machine GFLOP/s 1 / 2 | other load 1 / 2 | |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
