@@ -15,7 +15,8 @@ same input text and maximum length as the judge:
 
 Prints samples/s, the ratio to the naive loop, useful-FLOP utilization (FLOPs of the non-padding tokens ÷
 time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest score difference
-with fp32, and the process's peak RSS; writes ``benchmarks/results/throughput-<host>.csv``. Times are the
+with fp32, the process's peak RSS, and the ceiling: the ratio to the naive loop a mode would reach if every
+useful FLOP ran at the bf16 GEMM peak measured in the same run and nothing else took time; writes ``benchmarks/results/throughput-<host>.csv``. Times are the
 median of ``--repeats`` timed passes (``torch.utils.benchmark``), taken in turns — one pass of every mode, then
 the next round — so that a slower spell of a shared machine falls on every mode alike; each mode's spread
 ((max - min) / median) and the machine's fp32 GEMM speed around its passes (probed as ``bench run`` probes it) are
@@ -181,6 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     scores = {mode: probs(fn()) for mode, fn in passes.items()}
     naive_seconds = timings["naive"]["seconds"]
     reference = scores.get("fp32", scores["naive"])
+    # the most any mode could do: every useful FLOP at the bf16 GEMM peak, nothing else taking time
+    ceiling = naive_seconds / (flops / peak["bf16"])
     for mode, p in scores.items():
         seconds = timings[mode]["seconds"]
         rows.append(
@@ -201,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
                 "token_budget": budget if mode != "naive" else "",
                 "gemm_peak_fp32_gflops": round(peak["fp32"] / 1e9),
                 "gemm_peak_bf16_gflops": round(peak["bf16"] / 1e9),
+                "ceiling_vs_naive": round(ceiling, 2),
                 "threads": args.threads,
                 "cpu": platform.processor() or platform.machine(),
                 **load.fields(),
@@ -214,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
             f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB {r['spread']:>7.2f} {r['machine_gflops']:>5.0f}"
         )
+    print(
+        f"ceiling: {ceiling:.2f}x naive (every useful FLOP at the bf16 GEMM peak of this run, "
+        f"{peak['bf16'] / 1e9:.0f} GFLOP/s, and nothing else taking time)"
+    )
     for mode in args.profile:
         if mode not in passes:
             print(f"\n{mode}: not profiled (not among --modes)")

@@ -72,6 +72,10 @@ def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backb
         assert ratio is None or abs(float(r["vs_naive"]) - ratio) < 0.1 * ratio  # seconds are rounded to 1 ms
     assert all(r["busy"] in ("", "yes") and float(r["other_load"]) >= 0 for r in table)
     assert all(float(r["machine_gflops"]) > 0.1 for r in table)  # the machine's speed around the passes
-    profiled = capsys.readouterr().out.split("bf16: share of the pass's operator time")[1]
+    printed = capsys.readouterr().out
+    ceilings = {r["ceiling_vs_naive"] for r in table}  # one run, one ceiling: the naive loop at the bf16 peak
+    assert len(ceilings) == 1 and float(next(iter(ceilings))) > 0
+    assert f"ceiling: {float(next(iter(ceilings))):.2f}x naive" in printed
+    profiled = printed.split("bf16: share of the pass's operator time")[1]
     assert "aten::" in profiled and "%" in profiled  # where the bf16 pass's time went, by operator
     assert by_mode["naive"]["token_budget"] == "" and int(by_mode["fp32"]["token_budget"]) == 2048
