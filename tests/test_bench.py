@@ -420,21 +420,68 @@ def test_rounds_are_merged_into_medians_the_largest_load_and_peak():
             "best_batch_size": batch,
             "peak_mem_mb": peak,
             "other_load": load,
+            "busy": "yes" if load > 0.25 else "",
             "loadavg_before": before,
             "loadavg_after": after,
             "notes": "",
         }
 
-    rounds = [row(10, 12, 0.01, 80, 100, 4, 0.1, 1.0), row(30, 40, 0.4, 95, 50, 16, 1.0, 1.5, speed=200.0)]
-    rounds.append(row(12, 13, 0.02, 90, 90, 4, 1.5, 2.0, speed=290.0))
+    rounds = [row(10, 12, 0.01, 80, 100, 4, 0.1, 1.0), row(14, 15, 0.02, 85, 80, 16, 1.0, 1.5, speed=200.0)]
+    rounds.append(row(12, 13, 0.03, 90, 90, 4, 1.5, 2.0, speed=290.0))
     merged = bench.merge_rounds(rounds, max_load=0.25)
     assert merged["latency_p50_ms"] == 12 and merged["latency_p95_ms"] == 13 and merged["throughput_per_s"] == 90
-    assert merged["best_batch_size"] == 4 and merged["peak_mem_mb"] == 95 and merged["timing_runs"] == 30
+    assert merged["best_batch_size"] == 4 and merged["peak_mem_mb"] == 90 and merged["timing_runs"] == 30
     assert merged["machine_gflops"] == 290  # the machine's median speed over the rounds
-    assert merged["other_load"] == 0.4 and merged["busy"] == "yes"  # one busy round makes the row busy
+    assert merged["other_load"] == 0.03 and merged["busy"] == ""  # the largest load of the rounds
     assert (merged["loadavg_before"], merged["loadavg_after"]) == (0.1, 2.0) and merged["rounds"] == 3
-    assert merged["latency_spread"] == pytest.approx((21 - 11) / 12, abs=1e-4)  # IQR of the rounds' p50 / their median
+    assert merged["latency_spread"] == pytest.approx((13 - 11) / 12, abs=1e-4)  # IQR of the rounds' p50 / their median
     assert bench.merge_rounds(rounds[:1])["latency_p50_ms"] == 10 and bench.merge_rounds(rounds[:1])["rounds"] == 1
+
+
+def test_busy_rounds_are_left_out_and_a_row_is_busy_only_when_every_round_was():
+    def row(p50, load):
+        return {"name": "x.arch", "latency_p50_ms": p50, "latency_p95_ms": p50, "timing_runs": 10, "calls_per_run": 1,
+                "other_load": load, "busy": "yes" if load > 0.25 else "", "loadavg_before": load,
+                "loadavg_after": load, "notes": ""}  # fmt: skip
+
+    merged = bench.merge_rounds([row(30, 0.6), row(10, 0.01), row(12, 0.02)], max_load=0.25)
+    assert merged["latency_p50_ms"] == 11 and merged["rounds"] == 2 and merged["busy"] == ""
+    assert merged["other_load"] == 0.02 and merged["loadavg_before"] == 0.01  # the busy first round's cells too
+    assert "medians of 2 rounds taken in turns (1 busy round(s) left out)" in merged["notes"]
+    one = bench.merge_rounds([row(30, 0.6), row(10, 0.01)], max_load=0.25)
+    assert one["latency_p50_ms"] == 10 and one["rounds"] == 1 and "1 busy round(s) left out" in one["notes"]
+    busy = bench.merge_rounds([row(30, 0.6), row(20, 0.5)], max_load=0.25)
+    assert busy["busy"] == "yes" and busy["rounds"] == 2 and busy["latency_p50_ms"] == 25  # every round was busy
+
+
+def test_rounds_are_handed_over_as_they_end_and_a_failing_subject_leaves_the_others(monkeypatch):
+    tiny = tiny_arch(monkeypatch)
+    broken, late = bench.Subject("broken.arch", "encoder", "no-such-arch"), bench.Subject("late.v1", "regex")
+    calls, measure = {"late.v1": 0}, bench.measure
+
+    def failing_late(subject, records, **kwargs):  # late.v1 fails in its second round
+        if subject.name == "late.v1":
+            calls["late.v1"] += 1
+            if calls["late.v1"] == 2:
+                raise RuntimeError("out of memory")
+        return measure(subject, records, **kwargs)
+
+    monkeypatch.setattr(bench, "measure", failing_late)
+    seen, errors = [], []
+    results = bench.measure_rounds(
+        [tiny, broken, late],
+        RECORDS,
+        rounds=3,
+        on_round=lambda number, rows: seen.append((number, [None if c is None else c["rounds"] for c, _ in rows])),
+        on_error=lambda subject, error: errors.append((subject.name, str(error))),
+        min_run_time=0.1,
+    )
+    assert seen == [(1, [1, None, 1]), (2, [2, None, 1]), (3, [3, None, 1])]  # the results so far, round by round
+    assert [name for name, _ in errors] == ["broken.arch", "late.v1"] and errors[1][1] == "out of memory"
+    (tiny_row, _), (broken_row, broken_accuracy), (late_row, _) = results
+    assert tiny_row["rounds"] == 3 and broken_row is None and broken_accuracy is None and late_row["rounds"] == 1
+    with pytest.raises(KeyError):  # without on_error, the error is raised
+        bench.measure_rounds([broken], RECORDS, rounds=1)
 
 
 def test_peak_memory_counts_the_weights_after_a_bigger_model_was_freed(monkeypatch):
@@ -488,6 +535,38 @@ def bench_run(results, *extra) -> list[str]:
         "0.3",
         *extra,
     ]
+
+
+def interrupt_at(monkeypatch, call: int, error: BaseException) -> None:
+    """``bench.measure`` raises ``error`` at its ``call``-th call (counting from 1), and measures otherwise."""
+    measure, calls = bench.measure, []
+
+    def measure_until(subject, records, **kwargs):
+        calls.append(subject.name)
+        if len(calls) == call:
+            raise error
+        return measure(subject, records, **kwargs)
+
+    monkeypatch.setattr(bench, "measure", measure_until)
+
+
+def test_an_interrupted_run_keeps_the_rounds_it_finished(tmp_path, capsys, monkeypatch):
+    eval_path, results = eval_file(tmp_path, "real-test-v1.jsonl"), tmp_path / "results"
+    interrupt_at(monkeypatch, 3, KeyboardInterrupt())  # Ctrl-C in round 3 of 5
+    assert main(bench_run(results, "--data", str(eval_path), "--rounds", "5")) == 130
+    [row] = bench.read_csv(next(results.glob("cost-*.csv")))
+    assert row["name"] == "regex.v1" and row["rounds"] == "2" and float(row["latency_p50_ms"]) > 0
+    assert bench.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # round 1's
+
+
+def test_a_subject_that_fails_keeps_its_rounds_and_the_run_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    eval_path, results = eval_file(tmp_path, "real-test-v1.jsonl"), tmp_path / "results"
+    interrupt_at(monkeypatch, 2, RuntimeError("out of memory"))  # fails in round 2 of 3
+    assert main(bench_run(results, "--data", str(eval_path), "--rounds", "3")) == 1
+    err = capsys.readouterr().err
+    assert "1 subject(s) failed: regex.v1 [cpu] (RuntimeError: out of memory); the others were written" in err
+    [row] = bench.read_csv(next(results.glob("cost-*.csv")))
+    assert row["rounds"] == "1"  # its first round, written as it ended
 
 
 def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_table(tmp_path, capsys):

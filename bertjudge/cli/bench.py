@@ -183,12 +183,28 @@ def _measure(args: argparse.Namespace) -> int:
     if eval_set is None:
         print(f"bench: {bench.EVAL_FILE} not found; no accuracy is measured", file=sys.stderr)
     tokenizer = bench.proxy_tokenizer()
-    refused = []
+    refused, failed = [], []
     for device in devices:
 
         def progress(number, subject, device=device):
             of = f" (round {number} of {args.rounds})" if args.rounds > 1 else ""
             print(f"[{device}] {subject.name}{of} ...", file=sys.stderr, flush=True)
+
+        def write_round(number, results):
+            """Every round's rows are written as it ends, so an interrupted run keeps the rounds it finished;
+            accuracy once (round 1: it does not depend on the machine's load), busy rows only when allowed."""
+            for cost, accuracy in results:
+                if accuracy and number == 1:
+                    bench.write_results([accuracy], "accuracy", args.results)
+                if cost is not None and (not cost.get("busy") or args.allow_busy):
+                    bench.write_results([cost], "cost", args.results)
+
+        def on_error(subject, error, device=device):
+            failed.append(f"{subject.name} [{device}] ({type(error).__name__}: {error})")
+            print(
+                f"[{device}] {subject.name}: failed ({type(error).__name__}: {error}); the others go on",
+                file=sys.stderr,
+            )
 
         results = bench.measure_rounds(
             subjects,
@@ -196,6 +212,8 @@ def _measure(args: argparse.Namespace) -> int:
             args.rounds,
             eval_set,
             progress,
+            write_round,
+            on_error,
             device=device,
             dtype=args.dtype,
             timing=not args.no_timing,
@@ -205,24 +223,28 @@ def _measure(args: argparse.Namespace) -> int:
             min_run_time=args.min_run_time,
             max_load=args.max_load,
         )
-        for subject, (cost, accuracy) in zip(subjects, results):
+        for subject, (cost, _) in zip(subjects, results):
+            if cost is None:  # failed in its first round: said above
+                continue
             print(f"[{device}] {subject.name}: {_summary(cost)}", file=sys.stderr, flush=True)
-            if accuracy:  # accuracy does not depend on the machine's load
-                bench.write_results([accuracy], "accuracy", args.results)
             if cost.get("busy") and not args.allow_busy:
                 refused.append(f"{subject.name} [{device}] (other load {cost['other_load']} per core)")
                 print(f"    not written: busy (other processes above --max-load {args.max_load:g})", file=sys.stderr)
                 continue
-            [path] = bench.write_results([cost], "cost", args.results)
-            print(f"wrote {subject.name} to {path}")
+            print(f"wrote {subject.name} to {bench.results_file('cost', cost, args.results)}")
         _print_ratio(bench.read_csv(bench.results_file("cost", bench.environment(device, args.dtype), args.results)))
     if readme or plot:
         _render(args, readme, plot)
+    problems = []
     if refused:
-        raise CommandError(
+        problems.append(
             f"refused {len(refused)} row(s) timed on a busy machine: {'; '.join(refused)}; "
             "measure again when the machine is idle, or pass --allow-busy to write them marked busy"
         )
+    if failed:
+        problems.append(f"{len(failed)} subject(s) failed: {'; '.join(failed)}; the others were written")
+    if problems:
+        raise CommandError(" | ".join(problems))
     return 0
 
 

@@ -991,45 +991,75 @@ def measure_rounds(
     rounds: int = ROUNDS,
     eval_set: EvalSet | None = None,
     progress=None,
+    on_round=None,
+    on_error=None,
     **kwargs,
-) -> list[tuple[dict, dict | None]]:
+) -> list[tuple[dict | None, dict | None]]:
     """(cost row, accuracy row or None) of every subject, timed ``rounds`` times in turns: round 1 measures every
     subject as ``measure`` does (accuracy included), each later round times every timed subject again afresh, and
     each cost row keeps the rounds' medians (``merge_rounds``). On a shared virtual machine a subject's speed moves
     by a quarter from one stretch of seconds to the next; the rounds spread its timings over the whole run, so that
-    two runs see alike what one contiguous timing would catch by chance. ``progress(round, subject)`` is called
-    before each measurement; ``kwargs`` go to ``measure``."""
+    two runs see alike what one contiguous timing would catch by chance. ``kwargs`` go to ``measure``.
+
+    ``progress(round, subject)`` is called before each measurement, ``on_round(round, results)`` after each round
+    with the results so far (a caller writes them: an interrupted run keeps the rounds it finished). Without
+    ``on_error`` a subject's error is raised; with it, ``on_error(subject, error)`` is called, that subject is left
+    out of later rounds and keeps the rounds it finished ((None, None) when none), and the others go on."""
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
     per_round: dict[str, list[dict]] = {s.name: [] for s in subjects}
     accuracy: dict[str, dict | None] = {}
+    max_load = kwargs.get("max_load", MAX_LOAD)
+
+    def results() -> list[tuple[dict | None, dict | None]]:
+        return [
+            (merge_rounds(per_round[s.name], max_load), accuracy.get(s.name)) if per_round[s.name] else (None, None)
+            for s in subjects
+        ]
+
     timed = list(subjects)
     for number in range(1, rounds + 1):
         clear_timings()  # every round times afresh
-        for subject in timed:
+        for subject in list(timed):
             if progress is not None:
                 progress(number, subject)
-            cost, acc = measure(subject, records, eval_set=eval_set if number == 1 else None, **kwargs)
+            try:
+                cost, acc = measure(subject, records, eval_set=eval_set if number == 1 else None, **kwargs)
+            except Exception as error:
+                if on_error is None:
+                    raise
+                on_error(subject, error)
+                timed.remove(subject)
+                continue
             per_round[subject.name].append(cost)
             if number == 1:
                 accuracy[subject.name] = acc
+        if on_round is not None:
+            on_round(number, results())
         if not kwargs.get("timing", True):
             break
         timed = [s for s in timed if per_round[s.name][0].get("latency_p50_ms") not in (None, "")]
-    return [(merge_rounds(per_round[s.name], kwargs.get("max_load", MAX_LOAD)), accuracy[s.name]) for s in subjects]
+    return results()
 
 
 def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD) -> dict:
-    """One cost row from a subject's rounds (the first row's other cells): latency p50 and p95, throughput and the
-    machine's GEMM speed (``machine_gflops``) are the medians of the rounds', the spread the rounds' p50 IQR /
-    median, the runs summed, peak memory and other processes' load the largest (busy when any round was), the load
-    averages those before the first round and after the last. ``rounds`` is how many rounds were timed (0: none)."""
+    """One cost row from a subject's rounds (the first row's other cells). Rounds timed on a busy machine (other
+    processes above ``max_load`` per core) are left out while any round was idle; the row is busy only when every
+    round was. Of the rounds kept, latency p50 and p95, throughput and the machine's GEMM speed
+    (``machine_gflops``) are the medians, the spread the rounds' p50 IQR / median, the runs summed, peak memory and
+    other processes' load the largest, the load averages those before the first and after the last round kept.
+    ``rounds`` is how many rounds were kept (0: none was timed)."""
     import statistics
 
-    row = dict(rows[0])
     timed = [r for r in rows if r.get("latency_p50_ms") not in (None, "")]
+    idle = [r for r in timed if r.get("busy") != "yes"]
+    left_out = len(timed) - len(idle) if idle else 0
+    timed = idle or timed
+    row = dict(timed[0] if timed else rows[0])
     row["rounds"] = len(timed)
     if len(timed) < 2:
+        if left_out:
+            row["notes"] = _join(row.get("notes"), f"{left_out} busy round(s) left out")
         return row
     p50 = [r["latency_p50_ms"] for r in timed]
     row["latency_p50_ms"] = statistics.median(p50)
@@ -1048,7 +1078,8 @@ def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD) -> dict:
     if isinstance(row.get("other_load"), (int, float)):
         row["busy"] = "yes" if is_busy(row["other_load"], max_load) else ""
     row["loadavg_before"], row["loadavg_after"] = timed[0].get("loadavg_before", ""), timed[-1].get("loadavg_after", "")
-    row["notes"] = _join(row.get("notes"), f"medians of {len(timed)} rounds taken in turns")
+    busy = f" ({left_out} busy round(s) left out)" if left_out else ""
+    row["notes"] = _join(row.get("notes"), f"medians of {len(timed)} rounds taken in turns{busy}")
     return row
 
 
