@@ -193,18 +193,16 @@ def _measure(args: argparse.Namespace) -> int:
         def write_round(number, results):
             """Every round's rows are written as it ends, so an interrupted run keeps the rounds it finished;
             accuracy once (round 1: it does not depend on the machine's load), busy rows only when allowed."""
-            for cost, accuracy in results:
-                if accuracy and number == 1:
-                    bench.write_results([accuracy], "accuracy", args.results)
-                if cost is not None and (not cost.get("busy") or args.allow_busy):
-                    bench.write_results([cost], "cost", args.results)
+            if number == 1:
+                bench.write_results([accuracy for _, accuracy in results if accuracy], "accuracy", args.results)
+            costs = [cost for cost, _ in results if cost is not None and (not cost.get("busy") or args.allow_busy)]
+            bench.write_results(costs, "cost", args.results)
 
         def on_error(subject, error, device=device):
-            failed.append(f"{subject.name} [{device}] ({type(error).__name__}: {error})")
-            print(
-                f"[{device}] {subject.name}: failed ({type(error).__name__}: {error}); the others go on",
-                file=sys.stderr,
-            )
+            lines = str(error).strip().splitlines()
+            why = f"{type(error).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+            failed.append(f"{subject.name} [{device}] ({why})")
+            print(f"[{device}] {subject.name}: failed ({why}); the others go on", file=sys.stderr)
 
         results = bench.measure_rounds(
             subjects,
