@@ -13,12 +13,14 @@ same input text and maximum length as the judge:
 - ``onnx``: the same engine with the network exported to ONNX Runtime, where ``bertjudge[onnx]`` is
   installed (the export is part of the warm-up, not of the timing).
 
-Prints samples/s, the ratio to the naive loop, useful-FLOP utilization (FLOPs of the non-padding tokens ÷
-time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest score difference
-with fp32, the process's peak RSS, and the ceiling: the ratio to the naive loop a mode would reach if every
-useful FLOP ran at the bf16 GEMM peak measured in the same run and nothing else took time; writes ``benchmarks/results/throughput-<host>.csv``. Times are the
-median of ``--repeats`` timed passes (``torch.utils.benchmark``), taken in turns — one pass of every mode, then
-the next round — so that a slower spell of a shared machine falls on every mode alike; each mode's spread
+Prints samples/s, the ratio to the naive loop (paired: the median over the rounds of the naive pass's time over
+the mode's in the same round, so that a slower spell of the machine cancels out), useful-FLOP utilization (FLOPs
+of the non-padding tokens ÷ time ÷ the fp32 GEMM peak measured in the same run), verdict agreement and the largest
+score difference with fp32, the process's peak RSS, and the ceiling: the ratio to the naive loop a mode would
+reach if every useful FLOP ran at the bf16 GEMM peak measured in the same run and nothing else took time; writes
+``benchmarks/results/throughput-<host>.csv``. Times are the median of ``--repeats`` timed passes
+(``torch.utils.benchmark``), taken in turns — one pass of every mode, then the next round — so that a slower spell
+of a shared machine falls on every mode alike; every pass's seconds (``round_seconds``), each mode's spread
 ((max - min) / median) and the machine's fp32 GEMM speed around its passes (probed as ``bench run`` probes it) are
 in the CSV, and so is the CPU time other processes took while the modes were timed (``other_load``, measured as
 ``bench run`` measures it): a run above ``--max-load`` is marked busy.
@@ -81,7 +83,8 @@ def useful_flops(judge, records: list[dict]) -> float:
 
 
 def timed_in_turns(fns: dict, repeats: int) -> dict[str, dict]:
-    """Per function: the median seconds of its ``repeats`` passes, their spread ((max - min) / median) and the
+    """Per function: the median seconds of its ``repeats`` passes, the passes' seconds round by round (``rounds``),
+    their spread ((max - min) / median) and the
     machine's median fp32 GEMM speed around them (``bench.machine_gflops``, probed before and after each pass, the
     lower kept). The passes are taken in turns (every function once, then again), so that the machine's slower
     spells are shared out rather than falling on one function."""
@@ -101,6 +104,7 @@ def timed_in_turns(fns: dict, repeats: int) -> dict[str, dict]:
         median = statistics.median(seconds)
         out[name] = {
             "seconds": median,
+            "rounds": seconds,
             "spread": (max(seconds) - min(seconds)) / median,
             "machine_gflops": statistics.median(t[1] for t in timed),
         }
@@ -132,7 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         help="default: the installed ones",
     )
     parser.add_argument(
-        "--token-budget", type=int, help="rows x padded length per batch (default: the engine's for the device)"
+        "--token-budget",
+        type=int,
+        nargs="+",
+        help="rows x padded length per batch (default: the engine's for the mode and device); several: every mode "
+        "is timed at each, in turns",
     )
     parser.add_argument(
         "--repeats", type=int, default=5, help="timed passes per mode, taken in turns (the median is kept)"
@@ -158,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     judge = Judge.load(args.judge)
-    budget = args.token_budget or default_token_budget(next(judge.parameters()).device)
+    device = next(judge.parameters()).device
     records = [r for spec in args.data for r in load_source(spec)]
     peak = {"fp32": bench.gemm_peak(torch.float32), "bf16": bench.gemm_peak(torch.bfloat16)}
     flops = useful_flops(judge, records)
@@ -172,36 +180,40 @@ def main(argv: list[str] | None = None) -> int:
         return judge.probabilities(torch.from_numpy(logits)).numpy()
 
     rows = []
-    passes = {"naive": lambda: naive_logits(judge, records)}
+    passes = {("naive", ""): lambda: naive_logits(judge, records)}  # (mode, token budget) -> one pass
     for mode in args.modes:
-        engine = InferenceEngine(judge, mode, budget)
-        engine.logits(records[:8])  # warm-up: the bf16 and int8 copies, the ONNX export, oneDNN kernels
-        passes[mode] = lambda engine=engine: engine.logits(records)
+        for budget in args.token_budget or [default_token_budget(device, precision=mode)]:
+            engine = InferenceEngine(judge, mode, budget)
+            engine.logits(records[:8])  # warm-up: the bf16 and int8 copies, the ONNX export, oneDNN kernels
+            passes[mode, budget] = lambda engine=engine: engine.logits(records)
     with bench.MachineLoad(args.max_load) as load:
         timings = timed_in_turns(passes, args.repeats)
-    scores = {mode: probs(fn()) for mode, fn in passes.items()}
-    naive_seconds = timings["naive"]["seconds"]
-    reference = scores.get("fp32", scores["naive"])
+    scores = {key: probs(fn()) for key, fn in passes.items()}
+    naive_seconds, naive_rounds = timings["naive", ""]["seconds"], timings["naive", ""]["rounds"]
+    reference = next((p for (mode, _), p in scores.items() if mode == "fp32"), scores["naive", ""])
     # the most any mode could do: every useful FLOP at the bf16 GEMM peak, nothing else taking time
     ceiling = naive_seconds / (flops / peak["bf16"])
-    for mode, p in scores.items():
-        seconds = timings[mode]["seconds"]
+    for (mode, budget), p in scores.items():
+        timing = timings[mode, budget]
+        seconds = timing["seconds"]
         rows.append(
             {
                 "mode": mode,
                 "rows": len(records),
                 "seconds": round(seconds, 3),
                 "samples_per_s": round(len(records) / seconds, 2),
-                "spread": round(timings[mode]["spread"], 3),
-                "machine_gflops": round(timings[mode]["machine_gflops"], 1),
-                "vs_naive": round(naive_seconds / seconds, 2),
+                "spread": round(timing["spread"], 3),
+                "round_seconds": " ".join(f"{t:.4f}" for t in timing["rounds"]),
+                "machine_gflops": round(timing["machine_gflops"], 1),
+                # paired: the naive pass's time over this one's in the same round, the median over the rounds
+                "vs_naive": round(statistics.median(n / t for n, t in zip(naive_rounds, timing["rounds"])), 2),
                 "useful_flop_utilization_fp32_peak": round(flops / seconds / peak["fp32"], 3),
                 "verdict_agreement_fp32": round(
                     float(np.mean((p >= judge.threshold) == (reference >= judge.threshold))), 4
                 ),
                 "max_score_diff_fp32": round(float(np.max(np.abs(p - reference))), 4),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
-                "token_budget": budget if mode != "naive" else "",
+                "token_budget": budget,
                 "gemm_peak_fp32_gflops": round(peak["fp32"] / 1e9),
                 "gemm_peak_bf16_gflops": round(peak["bf16"] / 1e9),
                 "ceiling_vs_naive": round(ceiling, 2),
@@ -211,11 +223,11 @@ def main(argv: list[str] | None = None) -> int:
                 "judge": args.judge,
             }
         )
-    header = f"{'mode':<6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9} {'spread':>7} {'GEMM':>5}"
+    header = f"{'mode':<6} {'budget':>6} {'rows/s':>8} {'vs naive':>9} {'util':>6} {'agree':>7} {'max |dP|':>9} {'peak RSS':>9} {'spread':>7} {'GEMM':>5}"
     print(header)
     for r in rows:
         print(
-            f"{r['mode']:<6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
+            f"{r['mode']:<6} {r['token_budget']:>6} {r['samples_per_s']:>8.1f} {r['vs_naive']:>8.2f}x {r['useful_flop_utilization_fp32_peak']:>6.2f} "
             f"{r['verdict_agreement_fp32']:>7.4f} {r['max_score_diff_fp32']:>9.4f} {r['peak_rss_mb']:>6} MB {r['spread']:>7.2f} {r['machine_gflops']:>5.0f}"
         )
     print(
@@ -223,11 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{peak['bf16'] / 1e9:.0f} GFLOP/s, and nothing else taking time)"
     )
     for mode in args.profile:
-        if mode not in passes:
+        key = next((key for key in passes if key[0] == mode), None)  # its pass at the first token budget
+        if key is None:
             print(f"\n{mode}: not profiled (not among --modes)")
             continue
         print(f"\n{mode}: share of the pass's operator time (torch.profiler, self CPU time)")
-        print(operator_shares(passes[mode]))
+        print(operator_shares(passes[key]))
     if load.busy:
         print(
             f"the machine was busy (other processes took {load.other_load:.2f} of each core, above --max-load "
