@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     passes = {("naive", ""): lambda: naive_logits(judge, records)}  # (mode, token budget) -> one pass
     for mode in args.modes:
-        for budget in args.token_budget or [default_token_budget(device, precision=mode)]:
+        for budget in args.token_budget or [default_token_budget(device)]:
             engine = InferenceEngine(judge, mode, budget)
             engine.logits(records[:8])  # warm-up: the bf16 and int8 copies, the ONNX export, oneDNN kernels
             passes[mode, budget] = lambda engine=engine: engine.logits(records)

@@ -16,7 +16,6 @@ from bertjudge.judges.inference import (
     CPU_TOKEN_BUDGET,
     GPU_TOKEN_BUDGET,
     InferenceEngine,
-    PRECISIONS,
     available_precisions,
     default_token_budget,
     token_batches,
@@ -119,15 +118,12 @@ def test_bf16_scores_are_autocast_over_the_judge_and_follow_its_weights(tiny_bac
 
 
 def test_the_default_token_budget_is_capped_on_a_cpu_and_large_on_a_gpu(judge):
-    assert default_token_budget("cpu") == CPU_TOKEN_BUDGET["fp32"] == 2048
+    assert default_token_budget("cpu") == CPU_TOKEN_BUDGET
     assert default_token_budget("cpu", 32 * 64) == 32 * 64
-    assert default_token_budget("cpu", 32 * 512) == CPU_TOKEN_BUDGET["fp32"]
-    assert default_token_budget("cpu", 32 * 512, "bf16") == CPU_TOKEN_BUDGET["bf16"] == 4096  # AMX wants more rows
-    assert set(CPU_TOKEN_BUDGET) == set(PRECISIONS)
+    assert default_token_budget("cpu", 32 * 512) == CPU_TOKEN_BUDGET
     assert default_token_budget("cuda") == GPU_TOKEN_BUDGET
     assert default_token_budget("cuda", 32 * 512) == 32 * 512
-    assert InferenceEngine(judge).token_budget == CPU_TOKEN_BUDGET["fp32"]
-    assert InferenceEngine(judge, "bf16").token_budget == CPU_TOKEN_BUDGET["bf16"]
+    assert InferenceEngine(judge).token_budget == CPU_TOKEN_BUDGET
     assert judge.default_token_budget(4) == 4 * judge.format.max_length
     with pytest.raises(ValueError, match="batch_size"):
         judge.default_token_budget(0)

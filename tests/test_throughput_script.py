@@ -81,7 +81,6 @@ def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backb
     profiled = printed.split("bf16: share of the pass's operator time")[1]
     assert "aten::" in profiled and "%" in profiled  # where the bf16 pass's time went, by operator
     assert by_mode["naive"]["token_budget"] == "" and int(by_mode["fp32"]["token_budget"]) == 2048
-    assert int(by_mode["bf16"]["token_budget"]) == 4096  # each mode at its own default budget
 
     # several budgets: every mode at each, timed in turns, a row each
     budgets = tmp_path / "budgets.csv"

@@ -19,7 +19,7 @@ def add_batch_size_flag(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=32,
         help="rows per forward pass at the maximum length (default 32); trained judges fill each batch to that many "
-        f"tokens, at most {CPU_TOKEN_BUDGET['fp32']:,} on a CPU ({CPU_TOKEN_BUDGET['bf16']:,} in bf16)",
+        f"tokens, at most {CPU_TOKEN_BUDGET:,} on a CPU",
     )
 
 

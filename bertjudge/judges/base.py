@@ -366,18 +366,18 @@ class JudgeModule(BaseJudge, L.LightningModule):
     def logits_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Uncalibrated logits for records, in input order, through the inference engine
         (``bertjudge.judges.inference``) in the judge's ``precision``: batches filled to
-        ``token_budget`` tokens (default: ``batch_size`` rows at the format's maximum length, at most the
-        precision's ``inference.CPU_TOKEN_BUDGET`` on a CPU)."""
+        ``token_budget`` tokens (default: ``batch_size`` rows at the format's maximum length, at most
+        ``inference.CPU_TOKEN_BUDGET`` on a CPU)."""
         budget = self.token_budget or self.default_token_budget(batch_size)
         return InferenceEngine(self, self.precision, budget).logits(records, progress=progress)
 
     def default_token_budget(self, batch_size: int) -> int:
         """The token budget of a scoring batch when ``token_budget`` is not set: ``batch_size`` rows at the
-        format's maximum length, capped on a CPU at its precision's cap (``inference.default_token_budget``)."""
+        format's maximum length, capped on a CPU (``inference.default_token_budget``)."""
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
         device = next(self.parameters()).device
-        return default_token_budget(device, batch_size * self.format.max_length, self.precision)
+        return default_token_budget(device, batch_size * self.format.max_length)
 
     def set_precision(self, precision: str, check_records: list[dict] | None = None) -> list:
         """Score in ``precision`` from now on (``bertjudge.judges.inference.PRECISIONS``), or ``auto``: the

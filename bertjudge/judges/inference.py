@@ -6,9 +6,8 @@ Records are tokenized once, sorted by token length, cut into batches that fill a
 longest row, scored, and put back in input order. A record read as several sequences (one per
 reference) gets the largest of its sequences' logits.
 
-The token budget matters on a CPU: in fp32, batches of about 2,048 tokens stay in its caches and run faster than
-larger ones, while bf16's AMX tiles run best at about twice that (measured with ``benchmarks/throughput.py
---token-budget``); a GPU wants large batches: ``default_token_budget``.
+The token budget matters on a CPU: batches of about 2,048 tokens stay in its caches and run faster than
+larger ones (measured with ``benchmarks/throughput.py``), while a GPU wants large batches: ``default_token_budget``.
 
 Precision modes (``PRECISIONS``): ``fp32``; ``bf16`` (autocast over a copy whose Linear weights are stored in
 bf16, so they are not cast again at every batch: AMX / AVX512-bf16 CPUs and GPUs);
@@ -46,8 +45,7 @@ PRECISIONS = ("fp32", "bf16", "int8", "onnx")  # onnx only where its extra is in
 # over 512 dev rows), so 1e-3 leaves room for deeper networks and other kernels and still refuses a wrong graph.
 SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1, "onnx": 1e-3}
 AGREEMENT = 0.999  # share of verdicts that must agree with fp32 on the check set
-# the largest default batch on a CPU (rows x padded length), per mode: larger ones leave its caches
-CPU_TOKEN_BUDGET = {"fp32": 2048, "bf16": 4096, "int8": 2048, "onnx": 2048}
+CPU_TOKEN_BUDGET = 2048  # the largest default batch on a CPU (rows x padded length): larger ones leave its caches
 GPU_TOKEN_BUDGET = 16384
 ONNX_PACKAGES = ("onnxruntime", "onnxscript")  # run, and export (torch.onnx's exporter needs onnxscript and onnx)
 ONNX_INSTALL = "pip install 'bertjudge[onnx]'"
@@ -69,13 +67,11 @@ def available_precisions() -> tuple[str, ...]:
     return tuple(p for p in PRECISIONS if p != "onnx" or onnx_available())
 
 
-def default_token_budget(device: torch.device | str, requested: int | None = None, precision: str = "fp32") -> int:
+def default_token_budget(device: torch.device | str, requested: int | None = None) -> int:
     """The token budget of a batch on ``device`` when the caller set none: ``requested`` (a batch size times the
-    maximum length, say), capped at the ``precision``'s ``CPU_TOKEN_BUDGET`` on a CPU; ``GPU_TOKEN_BUDGET`` when
-    nothing was asked."""
+    maximum length, say), capped at ``CPU_TOKEN_BUDGET`` on a CPU; ``GPU_TOKEN_BUDGET`` when nothing was asked."""
     if torch.device(device).type == "cpu":
-        cap = CPU_TOKEN_BUDGET[precision]
-        return min(requested or cap, cap)
+        return min(requested or CPU_TOKEN_BUDGET, CPU_TOKEN_BUDGET)
     return requested or GPU_TOKEN_BUDGET
 
 
@@ -120,7 +116,7 @@ class InferenceEngine:
         if precision not in PRECISIONS:
             raise ValueError(f"precision must be one of {PRECISIONS} (or 'auto'), got {precision!r}")
         if token_budget is None:
-            token_budget = default_token_budget(_device_of(judge), precision=precision)
+            token_budget = default_token_budget(_device_of(judge))
         if token_budget < 1:
             raise ValueError(f"token_budget must be at least 1, got {token_budget}")
         if precision == "onnx" and not onnx_available():
