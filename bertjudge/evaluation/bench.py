@@ -1043,9 +1043,9 @@ def measure_rounds(
 
 
 def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD) -> dict:
-    """One cost row from a subject's rounds (the first row's other cells). Rounds timed on a busy machine (other
-    processes above ``max_load`` per core) are left out while any round was idle; the row is busy only when every
-    round was. Of the rounds kept, latency p50 and p95, throughput and the machine's GEMM speed
+    """One cost row from a subject's rounds (the first kept round's other cells). Rounds timed on a busy machine
+    (other processes above ``max_load`` per core) are left out while any round was idle; the row is busy only when
+    every round was. Of the rounds kept, latency p50 and p95, throughput and the machine's GEMM speed
     (``machine_gflops``) are the medians, the spread the rounds' p50 IQR / median, the runs summed, peak memory and
     other processes' load the largest, the load averages those before the first and after the last round kept.
     ``rounds`` is how many rounds were kept (0: none was timed)."""
