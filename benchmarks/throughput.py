@@ -2,7 +2,7 @@
 
     python benchmarks/throughput.py --judge runs/quickstart/judge            # 512 rows of development data
 
-(about 15 minutes on 2 CPU cores with every mode and 5 rounds: 14:21–14:36 UTC on 2026-12-05)
+(about 15 minutes on 2 CPU cores with every mode, 5 rounds and `--profile bf16 fp32`: 14:21–14:36 UTC on 2026-12-05)
 
 On the same rows (a realistic length mix: EVOUNA's short open-QA answers, SmolLM2's multiple-choice and
 extraction answers, CHAMP's long math chains of thought — development sets, not the test set), with the
