@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -15,3 +16,12 @@ def evaluate(data, judges, out, *extra: str) -> dict:
     args = ["evaluate", "--data", *map(str, data), "--judge", *map(str, judges), "--output", str(out), *extra]
     assert main(args) == 0
     return json.loads((Path(out) / "report.json").read_text())
+
+
+def benchmark_script(name: str):
+    """``benchmarks/<name>.py`` loaded as a module, so a test calls its ``main(argv)`` as its command line does."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

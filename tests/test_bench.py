@@ -2,7 +2,6 @@
 
 import csv
 import hashlib
-import importlib.util
 import json
 import math
 import subprocess
@@ -11,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import benchmark_script
 from transformers import BertConfig, Qwen3Config
 
 from bertjudge.cli.main import main
@@ -675,15 +675,8 @@ def test_accuracy_of_a_judge_folder_is_measured_without_timing(tiny_backbone, tm
     assert accuracy["n"] == 5 and 0 <= accuracy["accuracy"] <= 1 and accuracy["eval_set"] == "mini-set"
 
 
-def load_stability():
-    spec = importlib.util.spec_from_file_location("stability", Path(__file__).parent.parent / "benchmarks/stability.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_stability_times_every_subject_twice_afresh_and_compares(monkeypatch, capsys):
-    stability = load_stability()
+    stability = benchmark_script("stability")
     subjects = [bench.Subject("regex.v1", "regex"), tiny_arch(monkeypatch)]
     args = stability.parser().parse_args(["--min-run-time", "0.2", "--rounds", "2"])
     speeds = []

@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
-from pathlib import Path
 
 import pytest
 import torch
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "machine_speed.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("machine_speed", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from cli_run import benchmark_script
 
 
 def test_samples_every_series_until_the_time_is_up(tmp_path, capsys):
     out = tmp_path / "speed.csv"
-    script = load_script()
+    script = benchmark_script("machine_speed")
     assert script.main(["--seconds", "0.3", "--sample-time", "0.02", "--n", "64", "--output", str(out)]) == 0
     rows = list(csv.DictReader(out.open()))
     threads = sorted({1, torch.get_num_threads()})
@@ -33,5 +23,5 @@ def test_samples_every_series_until_the_time_is_up(tmp_path, capsys):
 
 def test_nonsense_arguments_are_refused():
     with pytest.raises(SystemExit) as exit_:
-        load_script().main(["--seconds", "0"])
+        benchmark_script("machine_speed").main(["--seconds", "0"])
     assert exit_.value.code == 2

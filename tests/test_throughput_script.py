@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import statistics
-from pathlib import Path
 
 import pytest
+from cli_run import benchmark_script
 
 from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.records import normalize, write_records
 from bertjudge.judges.encoder import EncoderJudge
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "throughput.py"
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("throughput", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.slow  # 12 s: the GEMM peaks are timed for a second each
@@ -39,7 +29,7 @@ def test_throughput_writes_one_row_per_mode_with_agreement_and_spread(tiny_backb
     ]
     data = write_records(tmp_path / "rows.jsonl", rows)
     out = tmp_path / "throughput.csv"
-    script = load_script()
+    script = benchmark_script("throughput")
     assert (
         script.main(
             [
