@@ -13,6 +13,30 @@ import pytest  # noqa: E402
 from bertjudge.judges import backbones  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(autouse=True)
+def idle_machine(request, monkeypatch):
+    """The machine reads as idle: what other processes do to its CPUs (CI may share them) never changes a result.
+
+    ``bench.MachineLoad`` counts other processes' CPU time from ``/proc/stat``; here the CPUs' busy ticks are this
+    process's own CPU time, so the other load is 0 whatever runs beside the tests. A test marked ``real_load``
+    reads the real ``/proc/stat``: it makes the load it measures itself (``test_bench.Spinner``)."""
+    if request.node.get_closest_marker("real_load"):
+        return
+    import time
+
+    from bertjudge.evaluation import bench
+
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def own_ticks(cpus):
+        cpus = list(cpus)
+        return round(time.process_time() * tick), round(time.monotonic() * tick * len(cpus))
+
+    monkeypatch.setattr(bench, "_cpu_ticks", own_ticks)
+
+
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}
 
 

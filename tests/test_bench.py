@@ -521,6 +521,16 @@ class Spinner:
         self.proc.wait()
 
 
+def test_in_tests_other_processes_never_make_the_machine_busy():
+    """conftest's ``idle_machine``: a core kept busy by another process reads as no load, so no test's result
+    depends on what runs beside the suite (the real reading: the ``real_load`` test below)."""
+    with Spinner(), bench.MachineLoad() as load:
+        start = time.perf_counter()
+        while time.perf_counter() - start < 0.5:  # work of its own, which is never counted as others'
+            pass
+    assert load.other_load is not None and load.other_load < 0.05 and not load.busy
+
+
 def bench_run(results, *extra) -> list[str]:
     return [
         "bench",
@@ -569,6 +579,7 @@ def test_a_subject_that_fails_keeps_its_rounds_and_the_run_says_so_in_one_line(t
     assert row["rounds"] == "1"  # its first round, written as it ended
 
 
+@pytest.mark.real_load
 def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_table(tmp_path, capsys):
     eval_path, results = eval_file(tmp_path, "real-test-v1.jsonl"), tmp_path / "results"
     with Spinner():
