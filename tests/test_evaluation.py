@@ -336,3 +336,49 @@ def test_each_data_file_is_reported_on_its_own(regex_run, tiny_backbone, tmp_pat
     ece = report["judges"]["tiny"]["calibration"]["ece_by_data"]["real.jsonl"]
     assert ece == pytest.approx(stats.expected_calibration_error(scores, labels, 15), abs=1e-6)
     assert "## ECE by data file" in (out / "report.md").read_text()
+
+
+def test_rescue_and_damage_count_rows_against_the_reference_judge():
+    from scipy.stats import binomtest
+
+    from bertjudge.core.stats import rescue_damage
+
+    reference = np.array([1, 1, 1, 1, 0, 0, 0, 1, 1, 0], dtype=bool)  # 6 right, 4 wrong
+    judge = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1], dtype=bool)  # rescues 3 of the 4, damages 1 of the 6
+    out = rescue_damage(reference, judge)
+    assert (out["rescued"], out["reference_wrong"], out["damaged"], out["reference_right"]) == (3, 4, 1, 6)
+    assert out["rescue"] == 0.75 and out["damage"] == pytest.approx(1 / 6)
+    assert out["mcnemar_p"] == pytest.approx(binomtest(3, 4, 0.5).pvalue)
+    same = rescue_damage(reference, reference)
+    assert same["rescue"] == 0 and same["damage"] == 0 and same["mcnemar_p"] == 1.0
+    assert rescue_damage(np.ones(3, bool), np.ones(3, bool))["rescue"] is None  # no wrong rows to rescue
+    with pytest.raises(ValueError, match="rows"):
+        rescue_damage(reference, judge[:3])
+
+
+def test_evaluate_against_the_rules_reports_rescue_and_damage_per_category(regex_run, tmp_path):
+    records, _, _ = regex_run
+    data = write_records(tmp_path / "data.jsonl", records)
+    out = tmp_path / "rep"
+    report = evaluate(data, ["contains"], out, "--bootstrap", "20", "--against", "regex")
+    assert set(report["judges"]) == {"contains", "regex"} and report["against"] == "regex"
+    got = report["judges"]["contains"]["against"]
+    labels = np.array([r["label"] for r in records], dtype=bool)
+    verdict = {name: np.array([r["score"] >= 0.5 for r in rows]) for name, rows in _scores(out).items()}
+    ref_right, judge_right = verdict["regex"] == labels, verdict["contains"] == labels
+    assert got["overall"]["rescued"] == int((~ref_right & judge_right).sum())
+    assert got["overall"]["damaged"] == int((ref_right & ~judge_right).sum())
+    math = np.array([r["category"] == "open_math" for r in records])
+    assert got["by_category"]["open_math"]["reference_wrong"] == int((~ref_right & math).sum())
+    assert "against" not in report["judges"]["regex"]
+    text = (out / "report.md").read_text()
+    assert "## Row by row against regex: rescue and damage" in text and "| contains |" in text
+    with pytest.raises(ValueError, match="not one of the judges"):
+        build_report(records, {"j": np.ones(len(records))}, against="regex")
+
+
+def _scores(out) -> dict[str, list[dict]]:
+    return {
+        path.stem: [json.loads(line) for line in path.read_text().splitlines()]
+        for path in (out / "scores").glob("*.jsonl")
+    }

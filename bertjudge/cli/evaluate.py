@@ -38,6 +38,13 @@ def parser() -> argparse.ArgumentParser:
         help="folder for report.md, report.json, plots and scores/<judge>.jsonl (each judge's per-row scores, "
         "written as they are done: an interrupted run resumes)",
     )
+    p.add_argument(
+        "--against",
+        metavar="JUDGE",
+        help="compare every judge row by row with this one (e.g. regex): rescue (the share of its wrong rows the "
+        "judge gets right), damage (the share of its right rows the judge gets wrong) and McNemar's exact test, "
+        "overall and per category; added to --judge when it is not there",
+    )
     p.add_argument("--rho", type=float, help="agreement rate of the labels with humans, in [0.5, 1]")
     add_batch_size_flag(p)
     p.add_argument(
@@ -77,9 +84,13 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError("--bootstrap must be at least 1", usage=True)
     check_output(args.output, folder=True)  # before any judge scores a row
     records = load_labelled(args.data)
-    judges = {}
-    for spec in args.judge:
-        judges[_key(spec, set(judges))] = Judge.load(spec)
+    specs = [*args.judge, *([args.against] if args.against and args.against not in args.judge else [])]
+    judges, against = {}, None
+    for spec in specs:
+        key = _key(spec, set(judges))
+        judges[key] = Judge.load(spec)
+        if spec == args.against and against is None:
+            against = key
         if args.precision != "fp32":
             apply_precision(list(judges.values())[-1], args.precision, records)
     print(f"scoring {len(records)} records with {', '.join(judges)}", file=sys.stderr)
@@ -101,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         args.seed,
         uncalibrated=scored["uncalibrated"],
         routing=scored["routing"],
+        against=against,
     )
     paths = write_report(report, args.output)
     print(f"wrote {', '.join(str(p) for p in paths.values())}")
@@ -111,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
             "bootstrap": args.bootstrap,
             "seed": args.seed,
             "rho": args.rho,
+            "against": args.against,
         }
         folder = log_report(report, paths, args.wandb, args.output, name=Path(args.output).name, config=config)
         mode = os.environ.get("WANDB_MODE") or "offline"

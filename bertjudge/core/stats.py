@@ -1,10 +1,11 @@
 """Numbers about scores and labels, without a model: ECE and reliability, thresholds, the share of
-correct answers under a prior shift."""
+correct answers under a prior shift, rescue and damage against a reference judge."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy.stats import binomtest
 from torchmetrics.functional.classification import binary_calibration_error
 
 
@@ -118,3 +119,27 @@ def best_thresholds_by(probs, labels, groups) -> dict[str, float]:
     """The best threshold per group (e.g. per category)."""
     probs, labels, groups = np.asarray(probs, dtype=float), np.asarray(labels), np.asarray(groups)
     return {str(g): best_threshold(probs[groups == g], labels[groups == g])[0] for g in np.unique(groups)}
+
+
+def rescue_damage(reference_correct, judge_correct) -> dict:
+    """How a judge differs from a reference judge (the rules) row by row, on the same labelled rows.
+
+    ``rescue``: the share of the rows the reference gets wrong that this judge gets right; ``damage``: the share of
+    the rows the reference gets right that this judge gets wrong (None where the reference has no such rows);
+    ``mcnemar_p``: McNemar's exact test of the two judges' accuracies (two-sided binomial test on the rows where
+    they disagree: equal accuracies give as many rescued rows as damaged ones)."""
+    ref, judge = np.asarray(reference_correct, dtype=bool), np.asarray(judge_correct, dtype=bool)
+    if ref.shape != judge.shape:
+        raise ValueError(f"{judge.shape[0]} rows of the judge against {ref.shape[0]} of the reference")
+    rescued, damaged = int((~ref & judge).sum()), int((ref & ~judge).sum())
+    n_wrong, n_right = int((~ref).sum()), int(ref.sum())
+    return {
+        "n": int(ref.size),
+        "reference_wrong": n_wrong,
+        "reference_right": n_right,
+        "rescued": rescued,
+        "damaged": damaged,
+        "rescue": rescued / n_wrong if n_wrong else None,
+        "damage": damaged / n_right if n_right else None,
+        "mcnemar_p": float(binomtest(rescued, rescued + damaged, 0.5).pvalue) if rescued + damaged else 1.0,
+    }

@@ -280,6 +280,7 @@ def build_report(
     n_bins: int = 15,
     uncalibrated: dict[str, np.ndarray] | None = None,
     routing: dict[str, dict] | None = None,
+    against: str | None = None,
 ) -> dict:
     """The evaluation of each judge's ``scores`` (P(correct) per record) against the records' labels.
 
@@ -289,7 +290,11 @@ def build_report(
     ``routing[judge]`` a routing judge's summary (``bertjudge.judges.routing``), reported with the
     accuracy on the rows each stage decided (from the ``stage`` of its ``details`` rows). Where the records are in
     more than one language (``meta.language``, default "en"), each judge's result has ``by_language`` too.
+    ``against`` names one of the judges (the rules, usually) against which every other judge's rows are compared:
+    its result gets ``against`` (rescue, damage and McNemar's test overall, by category and by data file).
     """
+    if against is not None and against not in scores:
+        raise ValueError(f"against={against!r} is not one of the judges: {', '.join(scores)}")
     if any(r.get("label") is None for r in records):
         raise ValueError("build_report needs a label on every record")
     labels = np.array([r["label"] for r in records], dtype=float)
@@ -395,7 +400,28 @@ def build_report(
                 for kind in sorted(set(attacks) - {""})
             }
         report["judges"][name] = result
+    if against is not None:
+        report["against"] = against
+        correct = {name: _correct(scores[name], labels, report["judges"][name]["threshold"]) for name in scores}
+        for name in scores:
+            if name != against:
+                report["judges"][name]["against"] = _rescue_damage(correct[against], correct[name], groups)
     return report
+
+
+def _correct(score, labels: np.ndarray, threshold: float) -> np.ndarray:
+    return (np.asarray(score, dtype=float) >= threshold) == labels.astype(bool)
+
+
+def _rescue_damage(reference: np.ndarray, judge: np.ndarray, groups: dict[str, np.ndarray]) -> dict:
+    """Rescue and damage of a judge against the reference judge, overall, by category and by data file."""
+    out = {"overall": stats.rescue_damage(reference, judge)}
+    for grouping in ("category", "data"):
+        values = groups[grouping]
+        out[f"by_{grouping}"] = {
+            str(g): stats.rescue_damage(reference[values == g], judge[values == g]) for g in sorted(set(values))
+        }
+    return out
 
 
 # ---------------------------------------------------------------- writing
@@ -446,6 +472,46 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     ]
 
 
+def _rescue_cell(row: dict) -> str:
+    """ "rescue / damage" of one group, with the counts: "0.52 (26/50) / 0.01 (3/300)"."""
+
+    def share(value, count, total):
+        return "–" if value is None else f"{value:.2f} ({count}/{total})"
+
+    return (
+        f"{share(row['rescue'], row['rescued'], row['reference_wrong'])} / "
+        f"{share(row['damage'], row['damaged'], row['reference_right'])}"
+    )
+
+
+def against_markdown(report: dict) -> list[str]:
+    """The rescue-and-damage section: every judge row by row against the reference judge (``--against``)."""
+    reference = report.get("against")
+    if reference is None:
+        return []
+    judges = {name: res["against"] for name, res in report["judges"].items() if "against" in res}
+    categories = sorted({c for res in judges.values() for c in res["by_category"]})
+    header = ["judge", "rescue / damage (all)", "McNemar p", *(f"rescue / damage: {c}" for c in categories)]
+    rows = [
+        [
+            name,
+            _rescue_cell(res["overall"]),
+            f"{res['overall']['mcnemar_p']:.2g}",
+            *(_rescue_cell(res["by_category"][c]) if c in res["by_category"] else "–" for c in categories),
+        ]
+        for name, res in judges.items()
+    ]
+    return [
+        f"## Row by row against {reference}: rescue and damage",
+        "",
+        f"Rescue: the share of the rows {reference} gets wrong that the judge gets right; damage: the share of the "
+        f"rows {reference} gets right that the judge gets wrong (counts in parentheses). McNemar's exact test: "
+        "whether the two accuracies differ, from the rows where the two disagree.",
+        "",
+        *_table(header, rows),
+    ]
+
+
 def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
     """The report as Markdown tables (accuracies with bootstrap 95% intervals)."""
     judges = report["judges"]
@@ -476,7 +542,7 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
         if report["rho"] is not None:
             row.append(_f(overall["human_accuracy_estimate"]))
         rows.append(row)
-    lines += ["## Overall", "", *_table(header, rows)]
+    lines += ["## Overall", "", *_table(header, rows), *against_markdown(report)]
     files = sorted({k for res in judges.values() for k in res.get("calibration", {}).get("ece_by_data", {})})
     if len(files) > 1:
         rows = [
