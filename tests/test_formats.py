@@ -290,3 +290,45 @@ def test_training_batches_read_the_best_matching_reference_only(tiny_backbone):
     assert "owner" not in batch and batch["input_ids"].shape[0] == 1
     text = judge.tokenizer.decode(batch["input_ids"][0])
     assert "paris" in text.split("[SEP]")[-2] and "lutetia" not in text  # the reference segment holds Paris
+
+
+def test_answer_noise_replaces_the_answer_segment_on_a_share_of_training_rows(tokenizer):
+    from bertjudge.core.collate import ANSWER_NOISE_KINDS, Collator
+    from bertjudge.core.formats import NO_ANSWER
+
+    class Encoded:  # the collator's view of a judge: its Encoder
+        def __init__(self, fmt):
+            self.encoder = Encoder(tokenizer, fmt)
+            self.format, self.pad_id = fmt, self.encoder.pad_id
+
+        def __getattr__(self, name):
+            return getattr(self.encoder, name)
+
+    rows = [
+        normalize(
+            {"question": f"What is {i} + {i}?", "candidate": f"We add.\nFinal answer: {2 * i}", "reference": str(2 * i)}
+        )
+        for i in range(400)
+    ]
+    encoder = Encoded(JudgeFormat(order="ARQC"))
+    noisy = Collator(encoder, answer_noise=0.5, seed=3)
+    answers = noisy.noisy_answers(rows)
+    changed = [(row, a) for row, a in zip(rows, answers) if a is not None]
+    assert 0.4 < len(changed) / len(rows) < 0.6  # about the share asked
+    kinds = {
+        "absent": sum(a == NO_ANSWER for _, a in changed),
+        "last-line": sum(a == row["candidate"].splitlines()[-1] for row, a in changed),
+    }
+    kinds["other-row"] = len(changed) - sum(kinds.values())
+    assert set(kinds) == set(ANSWER_NOISE_KINDS) and min(kinds.values()) > 30  # each kind, about a third
+    other = [(row, a) for row, a in changed if a not in (NO_ANSWER, row["candidate"].splitlines()[-1])]
+    assert all(a != row["references"][0] for row, a in other)  # another row's answer, not this row's
+    assert noisy.noisy_answers(rows) == answers  # the same rows, the same way, every epoch
+    assert Collator(encoder, answer_noise=0.5, seed=4).noisy_answers(rows) != answers  # the seed decides
+    absent = next(row for row, a in changed if a == NO_ANSWER)  # a choice that does not depend on the batch
+    assert tokenizer.decode(noisy([absent])["input_ids"][0]).startswith("[CLS] none found [SEP]")  # A first in ARQC
+    clean = Collator(encoder)(rows[:3])["input_ids"]
+    assert tokenizer.decode(clean[1]).startswith("[CLS] 2 [SEP]")  # no noise: the extractor's answer
+    assert Collator(Encoded(JudgeFormat(order="QCR")), answer_noise=1.0).answer_noise == 0  # no A segment: no noise
+    with pytest.raises(ValueError, match="answer_noise"):
+        Collator(encoder, answer_noise=1.5)

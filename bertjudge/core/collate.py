@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import zlib
+
 import torch
 
-from bertjudge.core.formats import expand_references
+from bertjudge.core.formats import NO_ANSWER, expand_references
 from bertjudge.core.records import CATEGORIES
+
+ANSWER_NOISE_KINDS = ("absent", "last-line", "other-row")
 
 
 def pad_batch(ids: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -30,6 +35,12 @@ class Collator:
     which a max over references would mostly pick, at one sequence per row). ``error_type``, a function of
     a record to its index in ``core.error_types.ERROR_TYPES`` (-1: unknown; ``data.error_types.row_error_index``),
     adds the ``error_type`` targets of an error-type head to each batch.
+
+    ``answer_noise`` (training, formats with an answer segment ``A``): on that share of the rows the answer segment
+    is not the extractor's reading but, in equal parts, absent ("none found"), the candidate's last line (another
+    extractor's reading), or another row's answer — the label unchanged, so the judge learns to check the
+    candidate itself rather than follow the extractor where it is wrong. Which rows, and how, is a function of the
+    row's id and ``seed``: the same in every epoch and every process.
     """
 
     def __init__(
@@ -39,15 +50,27 @@ class Collator:
         attack_names: list[str] | None = None,
         references: int | None = None,
         error_type=None,
+        answer_noise: float = 0.0,
+        seed: int = 0,
     ):
+        if not 0.0 <= answer_noise <= 1.0:
+            raise ValueError(f"answer_noise {answer_noise!r} must be in [0, 1]")
         self.encoder, self.references, self.error_type = encoder, references, error_type
+        fmt = getattr(encoder, "format", None)
+        self.answer_noise = answer_noise if fmt is not None and "A" in fmt.order else 0.0
+        self.seed = seed
         self.task_index = {name: i for i, name in enumerate(task_names or [])}
         self.attack_index = {name: i for i, name in enumerate(attack_names or [])}
 
     def __call__(self, records: list[dict]) -> dict:
         fmt = getattr(self.encoder, "format", None)
         sequences, owner = expand_references(records, fmt, self.references) if fmt is not None else (records, None)
-        input_ids, attention_mask = pad_batch(self.encoder.encode_many(sequences), self.encoder.pad_id)
+        ids = (
+            self.encoder.encode_many(sequences, self.noisy_answers(sequences))
+            if self.answer_noise
+            else self.encoder.encode_many(sequences)
+        )
+        input_ids, attention_mask = pad_batch(ids, self.encoder.pad_id)
         labels = [-1 if r["label"] is None else r["label"] for r in records]
         extra = {"owner": torch.tensor(owner)} if owner is not None and len(sequences) != len(records) else {}
         if self.error_type is not None:
@@ -62,3 +85,22 @@ class Collator:
             "attack": torch.tensor([self.attack_index.get((r.get("meta") or {}).get("attack"), -1) for r in records]),
             "ids": [r["id"] for r in records],
         }
+
+    def noisy_answers(self, records: list[dict]) -> list[str | None]:
+        """Per row, the answer segment to read instead of the extractor's (None: the extractor's); see the class."""
+        answers = []
+        for i, record in enumerate(records):
+            rng = random.Random(zlib.crc32(f"{self.seed}:{record.get('id')}".encode()))
+            if rng.random() >= self.answer_noise:
+                answers.append(None)
+                continue
+            kind = rng.choice(ANSWER_NOISE_KINDS)
+            if kind == "last-line":
+                lines = [line.strip() for line in record["candidate"].splitlines() if line.strip()]
+                answers.append(lines[-1] if lines else NO_ANSWER)
+            elif kind == "other-row" and len(records) > 1:
+                other = records[(i + 1 + rng.randrange(len(records) - 1)) % len(records)]
+                answers.append(self.encoder.texts(other).get("answer") or NO_ANSWER)
+            else:
+                answers.append(NO_ANSWER)
+        return answers

@@ -214,7 +214,9 @@ class Encoder:
         pad = tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else (sep if sep is not None else 0)
 
-    def texts(self, record: dict) -> dict[str, str]:
+    def texts(self, record: dict, answer: str | None = None) -> dict[str, str]:
+        """The text of each part of ``record``; ``answer`` given is the answer segment's text instead of what the
+        extractor finds (training's answer noise: ``core.collate.Collator``)."""
         texts = {
             "question": record.get("question") or "",
             "candidate": record["candidate"],
@@ -225,7 +227,9 @@ class Encoder:
             ),
         }
         language = language_of(record)  # English rules for English and for records without a language
-        if "A" in self.format.order and record.get("category") == "open_qa":
+        if "A" in self.format.order and answer is not None:
+            texts["answer"] = answer or NO_ANSWER
+        elif "A" in self.format.order and record.get("category") == "open_qa":
             answer, how = extract_answer(
                 record["candidate"], language=language
             )  # a marked answer, else the opening sentence:
@@ -251,10 +255,11 @@ class Encoder:
     def encode(self, record: dict) -> list[int]:
         return self.encode_many([record])[0]
 
-    def encode_many(self, records: list[dict]) -> list[list[int]]:
-        """Token ids of each record (the tokenizer runs once per part over the whole list)."""
+    def encode_many(self, records: list[dict], answers: list[str | None] | None = None) -> list[list[int]]:
+        """Token ids of each record (the tokenizer runs once per part over the whole list); ``answers[i]``, where
+        not None, is record i's answer segment instead of the extractor's."""
         fmt = self.format
-        texts = [self.texts(r) for r in records]
+        texts = [self.texts(r, a) for r, a in zip(records, answers or [None] * len(records))]
         tokenized = {
             p: self.tokenizer([t[p] for t in texts], add_special_tokens=False, verbose=False)["input_ids"]
             for p in fmt.parts

@@ -118,6 +118,10 @@ class JudgeDataModule(L.LightningDataModule):
         seed: for the mixture sample and the training order.
         curriculum: the fraction of training rows, the shortest, served first in the first epoch
             (0 for none): small backbones otherwise sit at chance loss for hundreds of steps.
+        answer_noise: the share of training rows whose extracted-answer segment (formats with ``A``) is absent,
+            another extractor's reading or another row's answer (``core.collate.Collator``), so the judge reads the
+            candidate for itself instead of following the extractor where it is wrong (0: none; val and test
+            rows are never noised).
     """
 
     def __init__(
@@ -134,6 +138,7 @@ class JudgeDataModule(L.LightningDataModule):
         num_workers: int = 0,
         seed: int = 0,
         curriculum: float = 0.0,
+        answer_noise: float = 0.0,
     ):
         super().__init__()
         for key, value, minimum in (
@@ -143,8 +148,10 @@ class JudgeDataModule(L.LightningDataModule):
         ):
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise RecordError(f"data.{key}: {value!r} must be a whole number of at least {minimum}")
-        if not 0.0 <= curriculum <= 1.0:
-            raise RecordError(f"data.curriculum: {curriculum!r} must be in [0, 1]")
+        for key, share in (("curriculum", curriculum), ("answer_noise", answer_noise)):
+            if not 0.0 <= share <= 1.0:
+                raise RecordError(f"data.{key}: {share!r} must be in [0, 1]")
+        self.answer_noise = answer_noise
         self.sources = {
             "train": train or [],
             "val": val or [],
@@ -260,6 +267,8 @@ class JudgeDataModule(L.LightningDataModule):
                 self.attack_names,
                 references=1 if train else None,
                 error_type=self._error_targets(split),
+                answer_noise=self.answer_noise if train else 0.0,
+                seed=self.seed,
             ),
             persistent_workers=self.num_workers > 0,
         )
