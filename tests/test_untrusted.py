@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from bertjudge.cli.main import main
 from bertjudge.core.judge_file import JudgeFileError, read_judge_config, write_judge_config
 from bertjudge.core.records import normalize, read_records, read_with_raw
 from bertjudge.evaluation.scoring import judge_fingerprint, partial_path, score_file
+from bertjudge.judges import kinds
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.loading import Judge
@@ -38,6 +40,7 @@ INTERRUPT_ENV = "BOXED_INT_INTERRUPT_AFTER_CALLS"
 BIG = "7" * 5000  # more digits than Python reads as an int
 
 
+@kinds.register  # a program's own judge kind: its folders load without trust_remote_code
 class BoxedIntJudge(BaseJudge):
     """Correct when the integer in the candidate's ``\\boxed{}`` equals the reference's. A judge folder
     (``judge.json`` names this class). With ``BOXED_INT_INTERRUPT_AFTER_CALLS=N`` in the environment it
@@ -731,6 +734,36 @@ def test_a_judge_loaded_by_zoo_name_is_rehashed_and_refused_when_its_cache_chang
     pickle_beside(folder)  # a file added to the cache
     with pytest.raises(zoo.ZooError, match=r"pytorch_model.bin: not in the pulled manifest"):
         Judge.load("minilm-l6.toy")
+
+
+def test_a_judge_json_naming_an_unregistered_module_is_refused_without_importing_it(tmp_path, monkeypatch, capsys):
+    """A judge folder is data: its judge.json cannot make Judge.load run a module's code."""
+    package = tmp_path / "site"
+    package.mkdir()
+    marker = tmp_path / "imported.txt"
+    (package / "sidefx_judge.py").write_text(
+        f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n\nclass Thing:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(package))
+    folder = tmp_path / "judge"
+    write_judge_config(folder, {"class": "sidefx_judge.Thing", "threshold": 0.5})
+    with pytest.raises(JudgeFileError, match=r"'sidefx_judge.Thing' is not a registered judge class, so it was not"):
+        Judge.load(str(folder))
+    assert not marker.exists() and "sidefx_judge" not in sys.modules  # nothing imported, nothing ran
+    try:
+        Judge.load(str(folder))
+    except JudgeFileError as err:
+        assert "trust_remote_code=True" in str(err) and "Available: bertjudge.judges.backends.PromptedJudge" in str(err)
+    rows = write_jsonl(tmp_path / "in.jsonl", boxed_rows(2))
+    code, _, err = judge_cmd(capsys, "--judge", folder, "--input", rows, "--output", tmp_path / "out.jsonl")
+    assert code == 2 and "--trust-remote-code" in err and not marker.exists()  # bad input: exit 2
+    assert not (tmp_path / "out.jsonl").exists()
+    # trusted: the module is imported (its code runs), and a class that is not a judge is still refused
+    with pytest.raises(JudgeFileError, match=r"'sidefx_judge.Thing' is not a judge class"):
+        Judge.load(str(folder), trust_remote_code=True)
+    assert marker.read_text() == "ran"
+    with pytest.raises(TypeError, match="not a judge class"):
+        kinds.register(int)
 
 
 def test_judge_json_problems_name_judge_json_for_every_loader(tmp_path):

@@ -79,3 +79,13 @@ def check_writes(
             raise CommandError(f"{flag}: writing {out} would overwrite an input file; write elsewhere", usage=True)
         if out.is_dir():
             raise CommandError(f"{flag}: cannot write {out}: a folder is in the way", usage=True)
+
+
+def add_trust_flag(parser) -> None:
+    """``--trust-remote-code``: load judge folders whose judge.json names a class that is not a registered kind."""
+    parser.add_argument(
+        "--trust-remote-code",
+        action="store_true",
+        help="load a judge folder whose judge.json names a judge class that bertjudge does not register (its "
+        "module is imported, so its code runs): only for folders you trust",
+    )

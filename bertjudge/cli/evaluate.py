@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from bertjudge.cli.common import CommandError, check_output
+from bertjudge.cli.common import CommandError, add_trust_flag, check_output
 from bertjudge.cli.precision import add_batch_size_flag, add_precision_flag, apply_precision
 from bertjudge.evaluation.report import build_report, load_labelled, run_judges, write_report
 from bertjudge.evaluation.wandb_log import log_report
@@ -61,6 +61,7 @@ def parser() -> argparse.ArgumentParser:
         "rerun resumes from it)",
     )
     add_precision_flag(p)
+    add_trust_flag(p)
     p.add_argument(
         "--wandb",
         metavar="PROJECT",
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     judges, against = {}, None
     for spec in specs:
         key = _key(spec, set(judges))
-        judges[key] = Judge.load(spec)
+        judges[key] = Judge.load(spec, trust_remote_code=args.trust_remote_code)
         if spec == args.against and against is None:
             against = key
         if args.precision != "fp32":

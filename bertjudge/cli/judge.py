@@ -6,7 +6,7 @@ import argparse
 import itertools
 import sys
 
-from bertjudge.cli.common import CommandError
+from bertjudge.cli.common import CommandError, add_trust_flag
 from bertjudge.cli.precision import CHECK_ROWS, add_batch_size_flag, add_precision_flag, apply_precision
 from bertjudge.core.records import iter_located
 from bertjudge.evaluation.scoring import check_paths, score_file
@@ -41,6 +41,7 @@ def parser() -> argparse.ArgumentParser:
         "--restart", action="store_true", help="delete the partial file of an interrupted run and score every row again"
     )
     add_precision_flag(p)
+    add_trust_flag(p)
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p
 
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}", usage=True)
     check_paths(args.input, args.output)  # before the judge is loaded or anything is written
-    judge = Judge.load(args.judge)
+    judge = Judge.load(args.judge, trust_remote_code=args.trust_remote_code)
     if args.precision != "fp32":
         first = itertools.islice(iter_located(args.input), CHECK_ROWS if args.precision == "auto" else 0)
         apply_precision(judge, args.precision, [rec for _, _, rec in first])

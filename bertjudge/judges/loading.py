@@ -15,7 +15,6 @@ first load (``<repo cache folder>/bertjudge/<commit>.manifest.json``).
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import os
 import re
@@ -37,6 +36,7 @@ from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.judge_file import JudgeFileError, has_judge_file, read_judge_config
 from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.kinds import judge_class
 from bertjudge.judges.regex import ContainsJudge, RegexJudge
 from bertjudge.judges.routing import (
     SPEC_HELP,
@@ -65,6 +65,7 @@ class Judge:
         revision: str | None = None,
         device: str | torch.device | None = None,
         dtype: str | torch.dtype | None = None,
+        trust_remote_code: bool = False,
     ) -> BaseJudge:
         """``regex``, ``contains`` (a reference contained in the answer), the path of an exported judge folder (with
         ``judge.json``), a zoo name, a Hugging Face Hub id (``org/name``, or ``org/name@revision``), or a
@@ -81,13 +82,15 @@ class Judge:
         trained with. ``revision`` (a Hub id only): a branch, tag or commit id (default ``main``); the
         commit it resolves to is recorded in ``judge.provenance["hub"]``. ``device`` (``"cuda"``,
         ``"cpu"``…) moves a trained judge there, ``dtype`` (``"bfloat16"``, ``torch.float16``…) casts its
-        weights; rule judges have nothing to move.
+        weights; rule judges have nothing to move. A folder whose ``judge.json`` names a class that is not a registered
+        judge kind (``bertjudge.judges.kinds``) is refused before its module is imported, unless
+        ``trust_remote_code`` (then the class is imported and must still be a judge).
         """
         dtype = checked_dtype(dtype)
         if is_routed(spec):
             if revision is not None:
                 raise ValueError(f"{spec!r}: revision= applies to one Hub id; write org/name@revision inside the spec")
-            return from_spec(spec, format, device=device, dtype=dtype)
+            return from_spec(spec, format, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
         if spec in ("regex", "contains"):
             if revision is not None:
                 raise ValueError(f"{spec!r}: revision= applies to a Hub id (org/name), not to a built-in judge")
@@ -106,14 +109,7 @@ class Judge:
                 f"folder that `fit` exported, a zoo name, a Hub id of an exported judge, "
                 f"{SPEC_HELP}"
             )
-        class_path = read_judge_config(folder)["class"]
-        module, _, name = class_path.rpartition(".")
-        try:
-            cls = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError, ValueError):
-            raise JudgeFileError(f"{folder / 'judge.json'}: unknown judge class {class_path!r}") from None
-        if not (isinstance(cls, type) and issubclass(cls, BaseJudge)):
-            raise JudgeFileError(f"{folder / 'judge.json'}: {class_path!r} is not a judge class")
+        cls = judge_class(read_judge_config(folder)["class"], str(folder / "judge.json"), trust_remote_code)
         judge = cls.from_export(folder, format=format)
         if hub is not None and isinstance(getattr(judge, "provenance", None), dict):
             judge.provenance["hub"] = hub
@@ -243,7 +239,7 @@ def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
         )
 
 
-def from_spec(spec: str, format=None, device=None, dtype=None) -> BaseJudge:
+def from_spec(spec: str, format=None, device=None, dtype=None, trust_remote_code: bool = False) -> BaseJudge:
     """A ``HybridJudge`` from ``hybrid:<judge>``, a ``CascadeJudge`` from
     ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``, a ``ByCategoryJudge`` from
     ``by-category:<judge>?<category>=<judge>&…``; each ``<judge>`` is any ``Judge.load`` spec (an exported
@@ -252,8 +248,11 @@ def from_spec(spec: str, format=None, device=None, dtype=None) -> BaseJudge:
     if kind == "by-category":
         if len(judges) != 1 or not judges[0] or not options or not all(options.values()):
             raise ValueError(f"{spec!r}: expected {SPEC_HELP}")
-        default = Judge.load(judges[0], format=format, device=device, dtype=dtype)
-        routes = {category: Judge.load(route, device=device, dtype=dtype) for category, route in options.items()}
+        default = Judge.load(judges[0], format=format, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+        routes = {
+            category: Judge.load(route, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+            for category, route in options.items()
+        }
         try:
             return ByCategoryJudge(default, routes)
         except ValueError as err:
@@ -274,10 +273,14 @@ def from_spec(spec: str, format=None, device=None, dtype=None) -> BaseJudge:
         rules_accept, band = checked_options(options.get("rules", "match"), (low, high))
     except ValueError as err:
         raise ValueError(f"{spec!r}: {err}") from None
-    model = Judge.load(judges[0], format=format, device=device, dtype=dtype)
+    model = Judge.load(judges[0], format=format, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
     if kind == "hybrid":
         return HybridJudge(model)
-    expensive = Judge.load(judges[1], device=device, dtype=dtype) if len(judges) == 2 else None
+    expensive = (
+        Judge.load(judges[1], device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+        if len(judges) == 2
+        else None
+    )
     return CascadeJudge(model, expensive, rules_accept=rules_accept, band=band)
 
 
