@@ -488,7 +488,7 @@ def test_an_output_that_is_a_directory_is_refused_before_the_judge_is_loaded(tmp
         capsys, "--judge", tmp_path / "no-such-judge", "--input", src, "--output", tmp_path / "out"
     )
     assert code == 2 and err == (
-        f"bertjudge judge: {tmp_path / 'out'}: is a directory; --output is the score file to write (.jsonl or .parquet)"
+        f"bertjudge judge: {tmp_path / 'out'}: is a directory; --output is the score file to write (.jsonl, .parquet, .csv)"
     )
     assert snapshot(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "out"]
 
@@ -781,3 +781,46 @@ def test_judge_json_problems_name_judge_json_for_every_loader(tmp_path):
         )
         with pytest.raises(JudgeFileError, match=re.escape(f"{folder / 'judge.json'}: bad 'format' (max_length -3")):
             Judge.load(str(folder))
+
+
+def test_output_suffixes_write_what_they_say_or_are_refused_in_one_line(boxed, tmp_path, capsys):
+    import csv
+
+    import pandas as pd
+
+    rows = boxed_rows(5)
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    outputs = {}
+    for name in ("out.jsonl", "out.jsonl.gz", "out.parquet", "out.csv"):
+        code, _, _ = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", tmp_path / name)
+        assert code == 0
+    outputs["jsonl"] = rows_of(tmp_path / "out.jsonl")
+    outputs["gz"] = read_records(tmp_path / "out.jsonl.gz")
+    outputs["parquet"] = pd.read_parquet(tmp_path / "out.parquet").to_dict("records")
+    with open(tmp_path / "out.csv", newline="", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))  # a CSV a spreadsheet opens, not JSON lines
+    assert [r["id"] for r in table] == [r["id"] for r in outputs["jsonl"]]
+    assert [float(r["score"]) for r in table] == [r["score"] for r in outputs["jsonl"]]
+    assert json.loads(table[0]["meta"]) == rows[0]["meta"] and table[0]["reference"] == rows[0]["reference"]
+    assert (
+        [r["score"] for r in outputs["gz"]]
+        == [r["score"] for r in outputs["parquet"]]
+        == [r["score"] for r in outputs["jsonl"]]
+    )
+    for name in ("out.txt", "out.json", "scores"):
+        code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", tmp_path / name)
+        assert (
+            code == 2 and err == f"bertjudge judge: {tmp_path / name}: write a .jsonl, .jsonl.gz, .parquet or .csv file"
+        )
+        assert not (tmp_path / name).exists() and not partial_path(tmp_path / name).exists()
+
+
+def test_a_run_stopped_before_its_first_row_leaves_no_partial_file(boxed, tmp_path, capsys, monkeypatch):
+    src = write_jsonl(tmp_path / "in.jsonl", boxed_rows(4))
+    out = tmp_path / "out.jsonl"
+    monkeypatch.setenv(INTERRUPT_ENV, "0")  # Ctrl-C in the judge's first call, before any row is written
+    code, _, err = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
+    assert code == 130 and not out.exists() and not partial_path(out).exists()  # nothing left behind
+    monkeypatch.delenv(INTERRUPT_ENV)
+    code, _, _ = judge_cmd(capsys, "--judge", boxed, "--input", src, "--output", out)
+    assert code == 0 and len(rows_of(out)) == 4

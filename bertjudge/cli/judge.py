@@ -29,7 +29,9 @@ def parser() -> argparse.ArgumentParser:
         "--judge", required=True, help=f"'regex', 'contains', the folder of an exported judge, a zoo name, {SPEC_HELP}"
     )
     p.add_argument("--input", required=True, help="rows to score (.jsonl, .jsonl.gz or .parquet)")
-    p.add_argument("--output", required=True, help="the score file to write (.jsonl or .parquet); not the input")
+    p.add_argument(
+        "--output", required=True, help="the score file to write (.jsonl, .jsonl.gz, .parquet or .csv); not the input"
+    )
     add_batch_size_flag(p)
     p.add_argument(
         "--strict",

@@ -13,6 +13,7 @@ written; ``write_records`` writes atomically (temporary file, then rename).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import json
@@ -345,13 +346,39 @@ def _parquet_table(records: Iterable[dict]):
     return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
 
 
+OUTPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".csv")
+
+
+def check_output_suffix(path: str | os.PathLike) -> Path:
+    """``path`` when its name says a format ``write_records`` writes; a one-line RecordError otherwise."""
+    path = Path(path)
+    if not path.name.endswith(OUTPUT_SUFFIXES):
+        raise RecordError(f"{path}: write a {', '.join(OUTPUT_SUFFIXES[:-1])} or {OUTPUT_SUFFIXES[-1]} file")
+    return path
+
+
+def _write_csv(handle, records: Iterable[dict]) -> None:
+    """Records as CSV: one column per field (in order of first appearance), lists and objects as JSON text."""
+    rows = list(records)
+    columns = list(dict.fromkeys(key for rec in rows for key in rec))
+    writer = csv.DictWriter(handle, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for rec in rows:
+        writer.writerow(
+            {k: json.dumps(v, ensure_ascii=False) if isinstance(v, (list, dict)) else v for k, v in rec.items()}
+        )
+
+
 def write_records(path: str | os.PathLike, records: Iterable[dict]) -> Path:
-    """Write records as JSONL, gzip-compressed JSONL (``.gz``, reproducible bytes) or Parquet
-    (by suffix), atomically."""
+    """Write records as JSONL, gzip-compressed JSONL (``.gz``, reproducible bytes), Parquet or CSV (``.csv``: lists
+    and objects as JSON text) by suffix, atomically."""
     path = Path(path)
     tmp = atomic_path(path)
     try:
-        if path.suffix == ".parquet":
+        if path.suffix == ".csv":
+            with open(tmp, "w", encoding="utf-8", newline="") as handle:
+                _write_csv(handle, records)
+        elif path.suffix == ".parquet":
             import pyarrow.parquet as pq
 
             pq.write_table(_parquet_table(records), tmp)

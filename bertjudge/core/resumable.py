@@ -84,6 +84,7 @@ class PartialFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
         self.handle = None
+        self.committed = self.locked = False
         try:
             if fcntl is not None:
                 try:
@@ -92,12 +93,13 @@ class PartialFile:
                     raise PartialFileBusy(
                         f"{self.path}: another run is writing this partial file; wait for it or write to another output"
                     ) from None
+            self.locked = True
             if restart:
                 os.ftruncate(self.fd, 0)
             self.size = complete_size(self.path)
             self.stored_settings = self._read_header()
         except BaseException:
-            os.close(self.fd)
+            self.close()
             raise
 
     def __enter__(self) -> PartialFile:
@@ -171,13 +173,17 @@ class PartialFile:
         then remove the partial file."""
         write_records(self.output, self.rows() if rows is None else rows)
         self.path.unlink()
+        self.committed = True
         return self.output
 
     def close(self) -> None:
-        """Release the lock (the partial file stays, for the next run, unless committed)."""
+        """Release the lock (the partial file stays, for the next run, unless committed; a partial file that holds
+        nothing — a run refused or stopped before its first row — is removed, so a refused run leaves no file)."""
+        if self.locked and not self.committed and os.fstat(self.fd).st_size == 0:
+            self.path.unlink(missing_ok=True)  # still locked: no other run is writing it
         if self.handle is not None:
             self.handle.close()  # closes the descriptor, and so releases the lock
             self.handle = None
         elif self.fd is not None:
             os.close(self.fd)
-        self.fd = None
+        self.fd, self.locked = None, False

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from bertjudge.core.errors import BertJudgeError
-from bertjudge.core.records import RecordError, input_hash, iter_located, row_hash
+from bertjudge.core.records import RecordError, check_output_suffix, input_hash, iter_located, row_hash
 from bertjudge.core.resumable import PartialFile, changed_keys, partial_path, shown_keys
 from bertjudge.judges.interface import verdict_fields
 from bertjudge.judges.routing import ByCategoryJudge, CascadeJudge
@@ -89,7 +89,8 @@ def check_paths(input_path: str | os.PathLike, output_path: str | os.PathLike) -
     if not inp.is_file():
         raise RecordError(f"{inp}: no such file")
     if out.is_dir():
-        raise IsADirectoryError(f"{out}: is a directory; --output is the score file to write (.jsonl or .parquet)")
+        raise IsADirectoryError(f"{out}: is a directory; --output is the score file to write (.jsonl, .parquet, .csv)")
+    check_output_suffix(out)
     if out.parent.exists() and not out.parent.is_dir():
         raise NotADirectoryError(f"{out.parent}: is not a directory, so {out} cannot be written")
     for target, what in ((out, "output"), (partial_path(out), "partial file")):
