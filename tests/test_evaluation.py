@@ -382,3 +382,18 @@ def _scores(out) -> dict[str, list[dict]]:
         path.stem: [json.loads(line) for line in path.read_text().splitlines()]
         for path in (out / "scores").glob("*.jsonl")
     }
+
+
+def test_accuracy_is_reported_by_the_candidates_length_bucket(regex_run):
+    from bertjudge.evaluation.report import length_bucket, render_markdown
+
+    assert length_bucket("Final answer: 4") == "< 256"
+    assert length_bucket("word " * 255 + "end") == "256–1k"  # 257 tokens
+    assert length_bucket("x, " * 600) == "1k–4k" and length_bucket("x " * 5000) == "≥ 4k"
+    records, scores, details = regex_run
+    long = [{**r, "candidate": "Let me think. " * 100 + r["candidate"]} if i % 2 else r for i, r in enumerate(records)]
+    report = build_report(long, {"regex": scores}, n_boot=10)
+    by_length = report["judges"]["regex"]["by_length"]
+    assert {k: v["n"] for k, v in by_length.items()} == {"< 256": (len(long) + 1) // 2, "256–1k": len(long) // 2}
+    text = render_markdown(report)
+    assert "## Accuracy by length" in text and text.index("| < 256 |") < text.index("| 256–1k |")

@@ -29,7 +29,22 @@ from bertjudge.evaluation import plots as plots_module
 from bertjudge.evaluation.scoring import judge_fingerprint
 from bertjudge.judges.interface import BaseJudge
 
-GROUPINGS = ("data", "task", "category", "candidate_model")  # data: the --data file a record came from
+GROUPINGS = ("data", "task", "category", "candidate_model", "length")  # data: the --data file a record came from
+LENGTH_BUCKETS = ((256, "< 256"), (1024, "256–1k"), (4096, "1k–4k"))  # the candidate's length, in tokens
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def _group_order(key: str) -> tuple[int, str]:
+    """Length buckets shortest first, any other group by name."""
+    names = [name for _, name in LENGTH_BUCKETS] + ["≥ 4k"]
+    return (names.index(key), "") if key in names else (len(names), key)
+
+
+def length_bucket(candidate: str) -> str:
+    """The candidate's length bucket (``< 256``, ``256–1k``, ``1k–4k``, ``≥ 4k`` tokens), counted without a tokenizer
+    as words and punctuation marks (close to a WordPiece count for English; the same for every judge)."""
+    tokens = len(_TOKEN.findall(candidate))
+    return next((name for limit, name in LENGTH_BUCKETS if tokens < limit), "≥ 4k")
 
 
 # ---------------------------------------------------------------- metrics
@@ -298,7 +313,8 @@ def build_report(
     if any(r.get("label") is None for r in records):
         raise ValueError("build_report needs a label on every record")
     labels = np.array([r["label"] for r in records], dtype=float)
-    groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS}
+    groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS if g != "length"}
+    groups["length"] = np.array([length_bucket(r["candidate"]) for r in records])
     # meta.language as its ISO 639-1 code ("fr-CA" → "fr"), "en" when a row names none (as extract.language_of reads it)
     languages = np.array(
         [str((r.get("meta") or {}).get("language") or "en").lower().replace("_", "-").split("-")[0] for r in records]
@@ -416,7 +432,7 @@ def _correct(score, labels: np.ndarray, threshold: float) -> np.ndarray:
 def _rescue_damage(reference: np.ndarray, judge: np.ndarray, groups: dict[str, np.ndarray]) -> dict:
     """Rescue and damage of a judge against the reference judge, overall, by category and by data file."""
     out = {"overall": stats.rescue_damage(reference, judge)}
-    for grouping in ("category", "data"):
+    for grouping in ("category", "data", "length"):
         values = groups[grouping]
         out[f"by_{grouping}"] = {
             str(g): stats.rescue_damage(reference[values == g], judge[values == g]) for g in sorted(set(values))
@@ -562,7 +578,7 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
         lines += ["## ECE by data file", "", ECE_NOTE, "", *_table(["judge", *files], rows)]
     by_language = ["language"] if any("by_language" in res for res in judges.values()) else []
     for grouping in (*GROUPINGS, *by_language):  # by language: only where the rows are in several languages
-        keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]})
+        keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]}, key=_group_order)
         rows = [
             [k, str(judges[names[0]][f"by_{grouping}"][k]["n"])]
             + [_acc(judges[n][f"by_{grouping}"].get(k)) for n in names]
