@@ -11,6 +11,12 @@
   ``<path>?split=train`` keeps the rows whose ``split`` field is ``train`` (``split=val,test``: several),
   e.g. ``data/real/champ-rule-v2.jsonl.gz?split=train``; ``&n=N&seed=S`` keeps a seeded sample of N of
   those rows, in file order.
+
+Any source also takes answer-format options (``bertjudge.data.answer_formats``, ``docs/formats.md``), applied
+after its own selection and seeded by its ``seed``: ``formats=SHARE`` (0 to 1) adds a rendered copy of that
+share of its rows, each in a random final-answer format; ``format_families=a,b`` / ``format_exclude=a,b`` keep
+those copies to / away from these families; ``format_only=1`` keeps only the rendered copies (of every row
+unless ``formats`` says otherwise), e.g. ``FILE?split=val&format_families=markup&format_only=1``.
 """
 
 from __future__ import annotations
@@ -18,10 +24,10 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 from bertjudge.core.records import RecordError, is_record_file, normalize, read_records
-from bertjudge.data import corpus
+from bertjudge.data import answer_formats, corpus
 
 EMBEDDED_DEFAULT_SIZES = {"train": 20000, "val": 1000, "test": 2000, "adversarial": 1000}
 
@@ -77,7 +83,9 @@ def load_embedded(spec: str) -> list[dict]:
     attacks = args.pop("attacks").split(",") if "attacks" in args else None
     languages = _languages(spec, args.pop("lang", "en"))
     if args:
-        raise RecordError(f"{spec}: unknown options {sorted(args)} (use n, seed, attacks, lang)")
+        raise RecordError(
+            f"{spec}: unknown options {sorted(args)} (use n, seed, attacks, lang, {', '.join(FORMAT_OPTIONS)})"
+        )
     if languages != ["en"] and (attacks or split not in corpus.multilingual.SPLITS):
         raise RecordError(f"{spec}: attacks and the adversarial split exist in English only (lang=en)")
     sizes = [n // len(languages) + (i < n % len(languages)) for i in range(len(languages))]
@@ -145,9 +153,71 @@ def source_paths(spec: str) -> list[Path]:
     return [] if spec.startswith(("embedded:", "hf:")) else [_file_spec(spec)[0]]
 
 
+FORMAT_OPTIONS = ("formats", "format_families", "format_exclude", "format_only")
+
+
+def _split_format_options(spec: str) -> tuple[str, dict[str, str]]:
+    """The spec without its answer-format options (``FORMAT_OPTIONS``), and those options."""
+    if "?" not in spec or Path(spec).exists():
+        return spec, {}
+    base, query = spec.split("?", 1)
+    kept, options = [], {}
+    for part in query.split("&"):
+        key, _, value = part.partition("=")
+        if unquote_plus(key) in FORMAT_OPTIONS:
+            options[unquote_plus(key)] = unquote_plus(value)
+        else:
+            kept.append(part)
+    return (f"{base}?{'&'.join(kept)}" if kept else base), options
+
+
+def _families(spec: str, key: str, value: str | None) -> list[str] | None:
+    """The answer-format families of option ``key`` (None when not given); a RecordError naming the spec otherwise."""
+    if value is None:
+        return None
+    try:
+        return answer_formats.check_families(value.split(","))
+    except ValueError as e:
+        raise RecordError(f"{spec}: {key}={value!r}: {e}") from None
+
+
+def _with_formats(spec: str, records: list[dict], options: dict[str, str], seed: int) -> list[dict]:
+    """``records`` with the rendered copies the answer-format ``options`` ask for (the module docstring)."""
+    only = options.get("format_only", "0")
+    if only not in ("0", "1"):
+        raise RecordError(f"{spec}: format_only={only!r} must be 0 or 1")
+    share = options.get("formats", "1" if only == "1" else None)
+    if share is None:
+        raise RecordError(f"{spec}: format_families and format_exclude need formats=SHARE or format_only=1")
+    if not re.fullmatch(r"\s*(?:0|1|0?\.\d+|1\.0*)\s*", share):
+        raise RecordError(f"{spec}: formats={share!r} must be a share between 0 and 1")
+    families = _families(spec, "format_families", options.get("format_families"))
+    exclude = _families(spec, "format_exclude", options.get("format_exclude"))
+    copies = answer_formats.rendered_copies(records, float(share), seed, families, exclude)
+    if only == "1" and not copies:
+        raise RecordError(f"{spec}: no row renders in the answer formats asked for")
+    return copies if only == "1" else [*records, *copies]
+
+
 def load_source(spec: str) -> list[dict]:
-    """All records of one source (see the module docstring). A bad spec, a missing or unreadable file and a
-    bad row are a RecordError naming the spec, or the file and line."""
+    """All records of one source (see the module docstring), with the rendered copies its answer-format options
+    ask for. A bad spec, a missing or unreadable file and a bad row are a RecordError naming the spec, or the
+    file and line."""
+    base, format_options = _split_format_options(spec)
+    try:
+        records = _load_base(base)
+    except RecordError as e:  # name the spec as given, with its answer-format options
+        if base == spec or not str(e).startswith(f"{base}:"):
+            raise
+        raise RecordError(f"{spec}{str(e)[len(base) :]}") from None
+    if not format_options:
+        return records
+    seed = _whole(spec, "seed", _query(base)[1].get("seed"), 0) or 0
+    return _with_formats(spec, records, format_options, seed)
+
+
+def _load_base(spec: str) -> list[dict]:
+    """The records of one source, without answer-format options."""
     if spec.startswith("embedded:"):
         return load_embedded(spec)
     if spec.startswith("hf:"):
@@ -157,7 +227,9 @@ def load_source(spec: str) -> list[dict]:
     n = args.pop("n", None)
     seed = _whole(spec, "seed", args.pop("seed", None), 0) or 0
     if args:
-        raise RecordError(f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed)")
+        raise RecordError(
+            f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed, and {', '.join(FORMAT_OPTIONS)})"
+        )
     if n is not None:
         _whole(spec, "n", n, 1)
     if not path.exists():
