@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,6 +42,9 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
         cwd=tmp_path,
     )
     (wheel,) = (tmp_path / "dist").glob("bertjudge-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
