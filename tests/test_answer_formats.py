@@ -507,4 +507,4 @@ def test_a_rendered_row_says_its_label_was_carried_over_by_a_program():
     from bertjudge.data.sources import load_source
 
     rows = load_source("data/real/smollm2-read-v2.jsonl.gz?split=train&n=40&format_only=1")
-    assert rows and all(r["label_source"] == "read:llm-agent+synthetic:answer-format" for r in rows)
+    assert rows and all(r["label_source"] == "synthetic:answer-format(from read:llm-agent)" for r in rows)

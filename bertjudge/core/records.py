@@ -346,6 +346,12 @@ def _parquet_table(records: Iterable[dict]):
     return pa.Table.from_arrays(arrays, names=names, metadata=metadata)
 
 
+def synthetic_label_source(how: str, original: str | None) -> str:
+    """The ``label_source`` of a row a program made from a labelled row (``how``: ``synthetic:<what>``):
+    ``synthetic:answer-format(from human:evouna)``: it starts with who gave it, a program, never ``human:``."""
+    return f"{how}(from {original or 'unknown'})"
+
+
 OUTPUT_SUFFIXES = (".jsonl", ".jsonl.gz", ".parquet", ".csv")
 
 

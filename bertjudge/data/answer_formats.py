@@ -38,6 +38,7 @@ from bertjudge.core.extract import (
     parse_options,
     qa_normalize,
 )
+from bertjudge.core.records import synthetic_label_source
 
 MC = ("multiple_choice",)
 MATH = ("open_math",)
@@ -545,7 +546,7 @@ def _rewritten(
     record: dict, answer_format: AnswerFormat, candidate: str, rng, instruction, augment: str | None
 ) -> dict:
     """A deep copy of ``record`` with ``candidate``, the instruction appended to its question, its
-    ``meta`` saying how it was made, ``label_source`` suffixed ``+synthetic:answer-format`` and a suffixed ``id``."""
+    ``meta`` saying how it was made, ``label_source`` ``synthetic:answer-format(from <the row's>)`` and a suffixed ``id``."""
     text, asked, asked_format = _instruction(record, answer_format, rng, instruction)
     new = copy.deepcopy(record)
     new["candidate"] = candidate
@@ -560,7 +561,7 @@ def _rewritten(
         meta["augment"] = augment
     new["meta"] = meta
     # the label is the original row's, carried over by a program: the source says both
-    new["label_source"] = f"{record.get('label_source') or 'unknown'}+synthetic:answer-format"
+    new["label_source"] = synthetic_label_source("synthetic:answer-format", record.get("label_source"))
     new["id"] = f"{record.get('id')}~{answer_format.name}" + (f"~{augment.replace('_', '-')}" if augment else "")
     return new
 

@@ -16,7 +16,9 @@ Any source also takes answer-format options (``bertjudge.data.answer_formats``, 
 after its own selection and seeded by its ``seed``: ``formats=SHARE`` (0 to 1) adds a rendered copy of that
 share of its rows, each in a random final-answer format; ``format_families=a,b`` / ``format_exclude=a,b`` keep
 those copies to / away from these families; ``format_only=1`` keeps only the rendered copies (of every row
-unless ``formats`` says otherwise), e.g. ``FILE?split=val&format_families=markup&format_only=1``.
+unless ``formats`` says otherwise), e.g. ``FILE?split=val&format_families=markup&format_only=1``; and
+``qa_augment=SHARE`` adds, for that share of its label-1 open-QA rows, a wrong-entity hard negative and a
+paraphrased positive (``bertjudge.data.open_qa_augment``), after every other option.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote_plus, urlsplit
 
 from bertjudge.core.records import RecordError, is_record_file, normalize, read_records
-from bertjudge.data import answer_formats, corpus
+from bertjudge.data import answer_formats, corpus, open_qa_augment
 
 EMBEDDED_DEFAULT_SIZES = {"train": 20000, "val": 1000, "test": 2000, "adversarial": 1000}
 
@@ -84,7 +86,7 @@ def load_embedded(spec: str) -> list[dict]:
     languages = _languages(spec, args.pop("lang", "en"))
     if args:
         raise RecordError(
-            f"{spec}: unknown options {sorted(args)} (use n, seed, attacks, lang, {', '.join(FORMAT_OPTIONS)})"
+            f"{spec}: unknown options {sorted(args)} (use n, seed, attacks, lang, {', '.join(FORMAT_OPTIONS)}, {QA_AUGMENT_OPTION})"
         )
     if languages != ["en"] and (attacks or split not in corpus.multilingual.SPLITS):
         raise RecordError(f"{spec}: attacks and the adversarial split exist in English only (lang=en)")
@@ -156,15 +158,15 @@ def source_paths(spec: str) -> list[Path]:
 FORMAT_OPTIONS = ("formats", "format_families", "format_exclude", "format_only")
 
 
-def _split_format_options(spec: str) -> tuple[str, dict[str, str]]:
-    """The spec without its answer-format options (``FORMAT_OPTIONS``), and those options."""
+def _split_options(spec: str, names) -> tuple[str, dict[str, str]]:
+    """The spec without the options ``names`` (those applied to any source's records), and those options."""
     if "?" not in spec or Path(spec).exists():
         return spec, {}
     base, query = spec.split("?", 1)
     kept, options = [], {}
     for part in query.split("&"):
         key, _, value = part.partition("=")
-        if unquote_plus(key) in FORMAT_OPTIONS:
+        if unquote_plus(key) in names:
             options[unquote_plus(key)] = unquote_plus(value)
         else:
             kept.append(part)
@@ -203,7 +205,10 @@ def load_source(spec: str) -> list[dict]:
     """All records of one source (see the module docstring), with the rendered copies its answer-format options
     ask for. A bad spec, a missing or unreadable file and a bad row are a RecordError naming the spec, or the
     file and line."""
-    base, format_options = _split_format_options(spec)
+    rest, qa = _split_options(spec, (QA_AUGMENT_OPTION,))  # qa_augment=SHARE: the open-QA augmentation, below
+    if qa:
+        return _with_qa_augment(spec, rest, qa[QA_AUGMENT_OPTION])
+    base, format_options = _split_options(spec, FORMAT_OPTIONS)
     try:
         records = _load_base(base)
     except RecordError as e:  # name the spec as given, with its answer-format options
@@ -228,7 +233,7 @@ def _load_base(spec: str) -> list[dict]:
     seed = _whole(spec, "seed", args.pop("seed", None), 0) or 0
     if args:
         raise RecordError(
-            f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed, and {', '.join(FORMAT_OPTIONS)})"
+            f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed, and {', '.join(FORMAT_OPTIONS)}, {QA_AUGMENT_OPTION})"
         )
     if n is not None:
         _whole(spec, "n", n, 1)
@@ -261,3 +266,26 @@ def load_sources(specs: list[str]) -> list[dict]:
             raise RecordError(f"id {rec['id']!r} appears in more than one of the sources {specs}")
         seen.add(rec["id"])
     return records
+
+
+# ---- open-QA augmentation: qa_augment=SHARE (bertjudge.data.open_qa_augment) ----------------------------------
+# Any source takes ``qa_augment=SHARE`` (0 to 1): after all its other options (split, n, seed, the answer formats),
+# ``open_qa_augment.augment_open_qa`` adds, for that share of its eligible label-1 open_qa rows, a wrong-entity
+# hard negative and a paraphrased positive, seeded by the source's ``seed``,
+# e.g. ``data/real/evouna-tq-v1.jsonl.gz?split=train&qa_augment=0.5``.
+QA_AUGMENT_OPTION = "qa_augment"
+
+
+def _with_qa_augment(spec: str, rest: str, value: str) -> list[dict]:
+    """The records of ``rest`` (the spec without ``qa_augment``) with the open-QA augmentation ``value`` asks for;
+    a bad share, and any error of ``rest``, is a RecordError naming ``spec``."""
+    if not re.fullmatch(r"\s*(?:0|1|0?\.\d+|1\.0*)\s*", value):
+        raise RecordError(f"{spec}: {QA_AUGMENT_OPTION}={value!r} must be a share between 0 and 1")
+    try:
+        records = load_source(rest)
+        seed = _whole(rest, "seed", _query(rest)[1].get("seed"), 0) or 0
+    except RecordError as e:
+        if rest == spec or not str(e).startswith(f"{rest}:"):
+            raise
+        raise RecordError(f"{spec}{str(e)[len(rest) :]}") from None
+    return open_qa_augment.augment_open_qa(records, float(value), seed)
