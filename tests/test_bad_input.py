@@ -62,6 +62,7 @@ def ws(judge_folder, tmp_path_factory):
             {"id": "x", "candidate": "a", "reference": "a"}, {"id": "x", "candidate": "b", "reference": "b"}
         ),
         "folder/notes.txt": b"no records here\n",
+        "foreign-judge/judge.json": b'{"class": "some_module.SomeJudge", "threshold": 0.5}\n',  # not registered
         "dir.jsonl/notes.txt": b"a folder with a record-file name\n",
         "split/train.jsonl": good,
         "lm/samples_gsm8k_2024-01-01T00-00-00.jsonl": b'{"doc_id": 0}\n{not json\n',
@@ -112,6 +113,7 @@ def ws(judge_folder, tmp_path_factory):
 
 
 E, J = "evaluate", "--judge"
+JD = "judge", "--judge"
 FIT = ["fit", "--config", "{d}/fit.yaml"]
 ZOO = ["zoo", "--registry", "{d}/registry.yaml"]
 PUBLISH = [*ZOO, "publish", "{judge}", "--license", "MIT", "--to", "{d}/store"]
@@ -630,6 +632,54 @@ CASES = [
         2,
         ["data.adversarial", "missing.jsonl"],
     ),
+    # judge: the input, the output, the judge folder (the judge's row-level failures: tests/test_untrusted.py)
+    ("judge-missing-input", [*JD, "regex", "--input", "{d}/missing.jsonl", "--output", "{d}/o.jsonl"], 2, ["missing"]),
+    ("judge-input-folder", [*JD, "regex", "--input", "{d}/folder", "--output", "{d}/o.jsonl"], 2, ["folder"]),
+    ("judge-empty", [*JD, "regex", "--input", "{d}/empty.jsonl", "--output", "{d}/o.jsonl"], 2, ["empty.jsonl"]),
+    (
+        "judge-invalid-json",
+        [*JD, "regex", "--input", "{d}/badjson.jsonl", "--output", "{d}/o.jsonl"],
+        2,
+        ["badjson.jsonl:3"],
+    ),
+    (
+        "judge-no-reference",
+        [*JD, "regex", "--input", "{d}/noref.jsonl", "--output", "{d}/o.jsonl"],
+        2,
+        ["noref.jsonl:1"],
+    ),
+    (
+        "judge-not-utf8",
+        [*JD, "regex", "--input", "{d}/nonutf8.jsonl", "--output", "{d}/o.jsonl"],
+        2,
+        ["nonutf8.jsonl:2"],
+    ),
+    ("judge-output-txt", [*JD, "regex", "--input", "{d}/good.jsonl", "--output", "{d}/o.txt"], 2, ["o.txt", ".csv"]),
+    ("judge-output-is-input", [*JD, "regex", "--input", "{d}/good.jsonl", "--output", "{d}/good.jsonl"], 2, ["input"]),
+    ("judge-output-folder", [*JD, "regex", "--input", "{d}/good.jsonl", "--output", "{d}/folder"], 2, ["folder"]),
+    (
+        "judge-unknown-judge",
+        [*JD, "{d}/missing-judge", "--input", "{d}/good.jsonl", "--output", "{d}/o.jsonl"],
+        2,
+        ["missing-judge"],
+    ),
+    (
+        "judge-unregistered-class",
+        [*JD, "{d}/foreign-judge", "--input", "{d}/good.jsonl", "--output", "{d}/o.jsonl"],
+        2,
+        ["judge.json", "not a registered judge class", "--trust-remote-code"],
+    ),
+    (
+        "judge-batch-size",
+        [*JD, "regex", "--input", "{d}/good.jsonl", "--output", "{d}/o.jsonl", "--batch-size", "0"],
+        2,
+        ["--batch-size"],
+    ),
+    # serve: settings refused before the judge is loaded or a port is opened
+    ("serve-port", ["serve", "--judge", "regex", "--port", "80"], 2, ["--port"]),
+    ("serve-workers", ["serve", "--judge", "regex", "--workers", "0"], 2, ["--workers"]),
+    ("serve-batch-timeout", ["serve", "--judge", "regex", "--batch-timeout", "-1"], 2, ["--batch-timeout"]),
+    ("serve-empty-token", ["serve", "--judge", "regex", "--token", " "], 2, ["--token"]),
 ]
 
 
@@ -668,8 +718,10 @@ def test_bad_input_is_refused_early_in_one_line(argv, code, names, ws, judge_fol
 
 def test_enough_cases_across_the_commands():
     commands = {argv[0] for _, argv, _, _ in CASES}
-    assert len(CASES) >= 45
+    assert len(CASES) >= 60
     assert commands >= {
+        "judge",
+        "serve",
         "evaluate",
         "calibrate",
         "soup",
