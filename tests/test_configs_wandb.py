@@ -108,7 +108,7 @@ def test_evaluate_logs_the_report_to_an_offline_wandb_run(tmp_path, monkeypatch,
         re.fullmatch(r"(.+)_\d+_[0-9a-f]+\.table\.json", path.name)[1]: json.loads(path.read_text())
         for path in (files / "media" / "table").glob("*.table.json")
     }
-    assert set(tables) == {"overall", "by_category", "by_task", "by_data", "by_candidate_model"}
+    assert set(tables) == {"overall", "by_category", "by_task", "by_data", "by_candidate_model", "by_length"}
     overall = tables["overall"]
     assert overall["columns"][:4] == ["judge", "n", "threshold", "accuracy"]
     assert {row[0]: row[3] for row in overall["data"]} == pytest.approx(

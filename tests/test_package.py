@@ -24,7 +24,7 @@ def run(cmd, cwd, **kw):
 def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     source = tmp_path / "source"  # a copy: building writes build/ and *.egg-info next to pyproject.toml
     shutil.copytree(ROOT / "bertjudge", source / "bertjudge", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     run(
         [

@@ -20,6 +20,8 @@ JUDGE_CLASSES: set[str] = {
     "bertjudge.judges.generative.GenerativeJudge",
     "bertjudge.judges.bleurt.BleurtJudge",
     "bertjudge.judges.backends.PromptedJudge",
+    "bertjudge.judges.regex.RegexJudge",
+    "bertjudge.judges.regex.ContainsJudge",
 }
 
 
