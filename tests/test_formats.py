@@ -13,8 +13,8 @@ def tokenizer():
     return AutoTokenizer.from_pretrained(backbones.resolve(MINILM))
 
 
-def record(question="What is the capital of France?", candidate="Paris.", reference="Paris"):
-    return normalize({"question": question, "candidate": candidate, "reference": reference})
+def record(question="What is the capital of France?", candidate="Paris.", reference="Paris", category="other"):
+    return normalize({"question": question, "candidate": candidate, "reference": reference, "category": category})
 
 
 def decode(tokenizer, ids):

@@ -24,7 +24,7 @@ def write_lines(path, lines):
 def test_single_reference_becomes_list_and_defaults_are_filled():
     rec = normalize({"question": "Capital of France?", "candidate": "Paris.", "reference": "Paris"})
     assert rec["references"] == ["Paris"] and "reference" not in rec
-    assert rec["label"] is None and rec["category"] == "other" and rec["task"] == "unknown"
+    assert rec["label"] is None and rec["category"] == "open_qa" and rec["task"] == "unknown"
     assert rec["meta"] == {} and rec["id"].startswith("unknown-")
 
 

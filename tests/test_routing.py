@@ -250,11 +250,13 @@ def test_by_category_sends_each_category_to_its_judge_and_keeps_the_order(folder
     expected = [*RegexJudge().score_records(records[:3]), 1.0, *Judge.load(folders[0]).score_records(records[4:])]
     np.testing.assert_allclose(judge.score_records(records), expected, atol=1e-6)
     assert judge.describe()["rows_per_route"] == {"multiple_choice": 6, "open_math": 2, "default": 2}
-    # from Python lists, a row's category routes it as in a file (without one it is "other": the default judge)
+    # from Python lists, a row's category routes it as in a file; without one, the category the row shows (options
+    # in the question, a reference that is one of their labels: multiple choice) routes it the same way
     assert judge.score([MC_QUESTION], ["Final answer: B"], ["B"], categories="multiple_choice").tolist() == [1.0]
     assert regex.seen[-1] == "Final answer: B"
-    judge.score([MC_QUESTION], ["Final answer: B"], ["B"])
-    assert default.seen[-1] == "Final answer: B"
+    seen_by_default = len(default.seen)
+    assert judge.score([MC_QUESTION], ["Final answer: C"], ["B"]).tolist() == [0.0]
+    assert regex.seen[-1] == "Final answer: C" and len(default.seen) == seen_by_default
     with pytest.raises(ValueError, match="2 categories for 1 rows"):
         judge.score([MC_QUESTION], ["B"], ["B"], categories=["multiple_choice", "other"])
 

@@ -174,3 +174,35 @@ def test_a_judgment_the_judge_could_not_give_is_null_not_wrong():
     assert verdict_fields(float("nan"), 0.5) == {"score": None, "verdict": None, "unparsed": True}
     assert verdict_fields(0.7, 0.5) == {"score": 0.7, "verdict": True}
     assert verdict_fields(0.2, 0.5)["verdict"] is False
+
+
+def test_a_row_without_a_category_gets_one_answer_from_every_entry_point(judge, tmp_path):
+    """Judge.score, score_records, the judge command and evaluate read a row without a category the same way: the
+    category its question and references show (core.extract.infer_category), written beside its score."""
+    from cli_run import evaluate
+
+    from bertjudge.core.extract import infer_category
+    from bertjudge.data.sources import load_source
+
+    judge, folder = judge
+    rows = load_source("embedded:test?n=400")
+    bare = [{k: r[k] for k in ("id", "question", "candidate", "references", "label")} for r in rows]
+    src = tmp_path / "bare.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in bare))
+    from_lists = judge.score(
+        [r["question"] for r in bare], [r["candidate"] for r in bare], [r["references"] for r in bare]
+    )
+    from_records = judge.score_records(read_records(src))
+    assert main(["judge", "--judge", str(folder), "--input", str(src), "--output", str(tmp_path / "s.jsonl")]) == 0
+    scored = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    evaluate(src, [str(folder)], tmp_path / "eval", "--bootstrap", "10")
+    evaluated = [json.loads(line) for line in (tmp_path / "eval" / "scores" / "tiny.jsonl").read_text().splitlines()]
+    np.testing.assert_allclose(from_lists, from_records, atol=1e-6)
+    np.testing.assert_allclose([r["score"] for r in scored], from_records, atol=1e-6)
+    np.testing.assert_allclose([r["score"] for r in evaluated], from_records, atol=1e-6)
+    inferred = [infer_category(r["question"], r["references"]) for r in bare]
+    assert [r["category"] for r in scored] == inferred  # the category it used, written
+    given = judge.score_records(rows)  # with the corpus's own categories: the same wherever inference agrees
+    same = np.array([i == r["category"] for i, r in zip(inferred, rows)])
+    assert same.mean() > 0.9
+    np.testing.assert_allclose(np.asarray(given)[same], np.asarray(from_records)[same], atol=1e-6)

@@ -1,6 +1,7 @@
 """The record schema: the one contract between stages.
 
-Fields: ``id``; ``task``; ``category`` (``CATEGORIES``); ``question`` (or null); ``candidate`` (the answer
+Fields: ``id``; ``task``; ``category`` (``CATEGORIES``; a row without one gets the category its question and
+references show, ``extract.infer_category``); ``question`` (or null); ``candidate`` (the answer
 judged); ``references`` (acceptable answers, a list; a single ``reference`` string is accepted); ``label``
 (1 correct, 0 wrong, null); ``label_source`` (who labelled: ``human:<who>`` only for people,
 ``read:llm-agent`` for rows LLM agents read, ``rule:…``, ``synthetic:…``); ``candidate_model``; ``split``;
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bertjudge.core.errors import BertJudgeError
+from bertjudge.core.extract import infer_category
 
 CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "open_qa", "other")
 SCHEMA_FIELDS = (
@@ -113,6 +115,8 @@ def normalize(obj: Any, where: str = "<record>") -> dict:
     if question is not None and not isinstance(question, str):
         raise bad(f"'question' must be a string or null, got {type(question).__name__}")
 
+    if rec.get("category") is None:  # one answer per row, however it is called: the category read from the row
+        rec["category"] = infer_category(question, refs)
     for key, default in (("task", "unknown"), ("category", "other")):
         value = rec.get(key)
         rec[key] = default if value is None else value

@@ -149,6 +149,8 @@ def judge_fingerprint(judge) -> dict[str, str]:
 def _changed_fields(stored: dict, raw: dict) -> list[str]:
     """The input fields of a stored output row that differ from the input row now."""
     added = {"id", "score", "verdict", "judge", "input_hash", *SCORING_FIELDS}
+    if raw.get("category") is None:  # the category the judge inferred, written beside the row's own fields
+        added.add("category")
     keys = [key for key in dict.fromkeys([*raw, *stored]) if key not in added]
     return [key for key in keys if stored.get(key) != raw.get(key)]
 
@@ -319,6 +321,7 @@ def score_file(
                     row = {
                         **{k: v for k, v in raw.items() if k not in SCORING_FIELDS},
                         "id": rec["id"],
+                        "category": rec["category"],  # the one the judge read: the row's, or inferred from it
                         **fields,
                         "judge": judge_name,
                         "input_hash": input_hash(rec),
