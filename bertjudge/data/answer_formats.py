@@ -745,27 +745,14 @@ def rendered_copies(
     return copies
 
 
-def augment(
-    records: Sequence[dict],
-    share: float,
-    seed: int,
-    families: Sequence[str] | None = None,
-    exclude_families: Sequence[str] | None = None,
-    content_errors: float = 0.1,
-    format_only: float = 0.05,
-    instruction_rate: float = 0.7,
-    mismatch_rate: float = 0.15,
-) -> list[dict]:
+def augment(records: Sequence[dict], share: float, seed: int, **options) -> list[dict]:
     """The records, unchanged, then one rendered copy of a seeded random ``share`` (0..1) of them, each in a
-    random applicable format (of ``families``, not of ``exclude_families``). A label-1 copy is a
-    ``content_error`` with probability ``content_errors`` and a ``format_only_error`` with probability
-    ``format_only``; a copy's question carries its format's instruction with probability ``instruction_rate``,
-    another format's (mismatch) with probability ``mismatch_rate``, none otherwise. A record that no format
-    renders honestly gets no copy. Deterministic for a seed."""
-    copies = rendered_copies(
-        records, share, seed, families, exclude_families, content_errors, format_only, instruction_rate, mismatch_rate
-    )
-    return [*records, *copies]
+    random applicable format (``options``, as ``rendered_copies`` takes them: of ``families``, not of
+    ``exclude_families``). A label-1 copy is a ``content_error`` with probability ``content_errors`` and a
+    ``format_only_error`` with probability ``format_only``; a copy's question carries its format's instruction with
+    probability ``instruction_rate``, another format's (mismatch) with probability ``mismatch_rate``, none otherwise.
+    A record that no format renders honestly gets no copy. Deterministic for a seed."""
+    return [*records, *rendered_copies(records, share, seed, **options)]
 
 
 # ---- the documented table --------------------------------------------------------------------------
