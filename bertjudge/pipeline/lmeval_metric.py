@@ -9,7 +9,7 @@ task YAML reports a bertjudge accuracy with::
       - metric: !function bertjudge_metric.bertjudge_acc   # bertjudge_metric.py next to the YAML
         aggregation: mean
         higher_is_better: true
-        category: open_qa          # optional: the records' category (default: other)
+        category: open_qa          # optional: the records' category (default: each row's, inferred from it)
         judge: regex               # optional: any Judge.load spec (default: $BERTJUDGE_JUDGE, else regex)
 
 where ``bertjudge_metric.py`` holds ``from bertjudge.pipeline.lmeval_metric import bertjudge_acc``
@@ -66,7 +66,7 @@ def bertjudge_acc(references, predictions, **options) -> float:
                     "question": None,
                     "candidate": str(answer),
                     "references": refs,
-                    "category": options.get("category") or "other",
+                    "category": options.get("category"),  # None: inferred from the row, as everywhere
                     "task": "lm-eval",
                 },
                 f"lm-eval metric bertjudge_acc, item {i}",

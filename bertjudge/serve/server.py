@@ -80,8 +80,8 @@ class ScoreRequest(BaseModel):
     rows: list[dict[str, Any]] = Field(
         description="records in the bertjudge record schema: 'candidate' (the answer judged) and 'references' "
         "(a list of acceptable answers; or 'reference', a string) are required; 'question', 'id', "
-        f"'category' (one of {', '.join(CATEGORIES)}), 'task', 'label', 'meta' and the rest are "
-        "optional. A row without 'id' gets the id `judge` would give it."
+        f"'category' (one of {', '.join(CATEGORIES)}; without one, inferred from the row as "
+        "everywhere), 'task', 'label', 'meta' and the rest are optional. A row without 'id' gets the id `judge` would give it."
     )
 
 
