@@ -334,6 +334,7 @@ def build_report(
         "seed": seed,
         "judges": {},
     }
+    right: dict[str, np.ndarray] = {}  # per judge, whether each row is judged right
     for name, score in scores.items():
         score = np.asarray(score, dtype=float)
         if score.shape != labels.shape:
@@ -341,6 +342,7 @@ def build_report(
         threshold = (thresholds or {}).get(name, 0.5)
         verdicts = (score >= threshold).astype(float)
         correct = (verdicts == labels).astype(float)
+        right[name] = correct.astype(bool)  # for the rescue and damage against another judge
         rows = (details or {}).get(name)
         unparsed = np.array([bool(row["unparsed"]) for row in rows]) if rows else None
         result = {"threshold": threshold, "overall": _stats(correct, labels, verdicts, n_boot, seed, questions)}
@@ -418,15 +420,10 @@ def build_report(
         report["judges"][name] = result
     if against is not None:
         report["against"] = against
-        correct = {name: _correct(scores[name], labels, report["judges"][name]["threshold"]) for name in scores}
         for name in scores:
             if name != against:
-                report["judges"][name]["against"] = _rescue_damage(correct[against], correct[name], groups)
+                report["judges"][name]["against"] = _rescue_damage(right[against], right[name], groups)
     return report
-
-
-def _correct(score, labels: np.ndarray, threshold: float) -> np.ndarray:
-    return (np.asarray(score, dtype=float) >= threshold) == labels.astype(bool)
 
 
 def _rescue_damage(reference: np.ndarray, judge: np.ndarray, groups: dict[str, np.ndarray]) -> dict:
