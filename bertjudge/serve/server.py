@@ -265,6 +265,16 @@ def answer(row_id: str, result, threshold: float) -> dict:
 
 
 # ------------------------------------------------------------------------------ the HTTP gate
+@dataclass
+class _Exchange:
+    """One ``/score`` request as the metrics count it."""
+
+    started: float
+    status: int = 500
+    rows: int = 0
+    counted: bool = False
+
+
 class ScoreGate:
     """ASGI middleware in the HTTP process: token, size and row limits, row validation, a deadline, metrics.
 
@@ -285,7 +295,7 @@ class ScoreGate:
         path = scope["path"]
         if self.token and path not in PUBLIC_PATHS and not self._authorized(scope):
             if path == SCORE_PATH:
-                self._count(401, 0, 0.0)
+                self._count(_Exchange(started=time.perf_counter(), status=401))
             return await _reply(
                 send,
                 401,
@@ -297,9 +307,18 @@ class ScoreGate:
             return await _reply_raw(send, 200, body, content_type)
         if path != SCORE_PATH or scope["method"] != "POST":
             return await self.app(scope, receive, send)
-        started = time.perf_counter()
-        status, rows = await self._score(scope, receive, send)
-        self._count(status, rows, time.perf_counter() - started)
+        # counted as the answer's last byte is handed over, so a client that has its answer sees it in /metrics
+        exchange = _Exchange(started=time.perf_counter())
+
+        async def send_counted(message):
+            if message["type"] == "http.response.start":
+                exchange.status = message["status"]
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                self._count(exchange)
+            await send(message)
+
+        exchange.status = await self._score(scope, receive, send_counted, exchange)
+        self._count(exchange)  # a client that left (499) had no answer to count with
 
     def _authorized(self, scope) -> bool:
         headers = dict(scope["headers"])
@@ -307,7 +326,12 @@ class ScoreGate:
         scheme, _, credential = given.partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(credential.strip().encode(), self.token.encode())
 
-    def _count(self, status: int, rows: int, seconds: float) -> None:
+    def _count(self, exchange: _Exchange) -> None:
+        """Count one ``/score`` request once, however many times it is called for it."""
+        if exchange.counted:
+            return
+        exchange.counted = True
+        status, rows, seconds = exchange.status, exchange.rows, time.perf_counter() - exchange.started
         m = metrics()
         m["requests"].labels(code=str(status)).inc()
         m["latency"].observe(seconds)
@@ -316,21 +340,24 @@ class ScoreGate:
         else:
             m["failures"].labels(reason=failure_reason(status)).inc()
 
-    async def _score(self, scope, receive, send) -> tuple[int, int]:
-        """Check the request, pass it to LitServe, answer 504 past the deadline: (status, rows)."""
+    async def _score(self, scope, receive, send, exchange: _Exchange) -> int:
+        """Check the request, pass it to LitServe, answer 504 past the deadline: the status.
+
+        ``exchange.rows`` is set once the rows are read and checked (it stays 0 for a refused request).
+        """
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             return await _reply(
                 send, 413, f"body of {int(declared)} bytes, more than the limit of {self.max_bytes} (--max-bytes)"
-            ), 0
+            )
         chunks, size = [], 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
-                return 499, 0  # the client left; nothing to answer
+                return 499  # the client left; nothing to answer
             size += len(message.get("body", b""))
             if size > self.max_bytes:
-                return await _reply(send, 413, f"body of more than {self.max_bytes} bytes (--max-bytes)"), 0
+                return await _reply(send, 413, f"body of more than {self.max_bytes} bytes (--max-bytes)")
             chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 break
@@ -338,13 +365,14 @@ class ScoreGate:
         try:
             payload = json.loads(body)
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            return await _reply(send, 400, f"body: not valid JSON ({err})"), 0
+            return await _reply(send, 400, f"body: not valid JSON ({err})")
         try:
             rows = check_rows(payload, self.max_rows)
         except TooManyRows as err:
-            return await _reply(send, 413, str(err)), 0
+            return await _reply(send, 413, str(err))
         except RecordError as err:
-            return await _reply(send, 422, str(err)), 0
+            return await _reply(send, 422, str(err))
+        exchange.rows = len(rows)
 
         # the body is JSON (checked above), whatever Content-Type the client sent (curl -d sends a form's)
         headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
@@ -375,8 +403,8 @@ class ScoreGate:
                 send,
                 504,
                 f"not answered within {self.timeout:g} s (--timeout); the server is overloaded or a worker died",
-            ), 0
-        return status, len(rows)
+            )
+        return status
 
 
 async def _reply(send, status: int, detail: str, headers: dict | None = None) -> int:
