@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "offline")
@@ -35,6 +36,19 @@ def idle_machine(request, monkeypatch):
         return round(time.process_time() * tick), round(time.monotonic() * tick * len(cpus))
 
     monkeypatch.setattr(bench, "_cpu_ticks", own_ticks)
+
+
+@pytest.fixture()
+def run_folder(tmp_path, monkeypatch):
+    """Run from ``tmp_path`` with the checkout's ``configs/`` and ``data/`` linked in, so that what a config writes
+    under ``runs/`` (checkpoints, logs) lands in ``tmp_path``: a test never overwrites a real run's files."""
+    root = Path(__file__).resolve().parent.parent
+    folder = tmp_path / "cwd"
+    folder.mkdir()
+    for name in ("configs", "data"):
+        (folder / name).symlink_to(root / name)
+    monkeypatch.chdir(folder)
+    return folder
 
 
 TINY = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64}

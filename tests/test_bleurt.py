@@ -145,6 +145,7 @@ def test_threshold_is_chosen_on_validation_data_and_exported(tiny_bleurt, tmp_pa
     np.testing.assert_allclose(loaded.score_records(data), scores, rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.usefixtures("run_folder")
 def test_validate_stores_the_threshold_and_fit_trains(tiny_bleurt, tmp_path):
     data = tmp_path / "toy.jsonl"
     write_records(data, rows(16))
@@ -211,6 +212,7 @@ class FirstValidationIsBest(Callback):
             self.thresholds.append(pl_module.bleurt_threshold)
 
 
+@pytest.mark.usefixtures("run_folder")
 def test_fit_exports_the_threshold_of_the_best_checkpoint_not_the_last(tiny_bleurt, tmp_path):
     data = tmp_path / "toy.jsonl"
     write_records(data, rows(16))

@@ -265,6 +265,7 @@ def tiny_for(config_path, tiny_lms):
 
 
 @pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.usefixtures("run_folder")
 def test_fast_dev_run_of_every_generative_config(config, tiny_lms, tmp_path):
     init = yaml.safe_load((ROOT / config).read_text())["model"]["init_args"]
     command = "fit" if init["lora_r"] else "validate"  # off-the-shelf judges are evaluated only

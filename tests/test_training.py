@@ -58,6 +58,7 @@ def backbone_for(config_path, tiny_backbones):
 
 
 @pytest.mark.parametrize("config", CONFIGS)
+@pytest.mark.usefixtures("run_folder")
 def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
     cli = run_lightning_cli(
         [
@@ -75,6 +76,8 @@ def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
     )
     assert cli.trainer.global_step == 1
     assert isinstance(cli.model, EncoderJudge)
+    for callback in cli.trainer.checkpoint_callbacks:  # the config's runs/… folder, inside the test's own folder
+        assert Path(callback.dirpath).resolve().is_relative_to(tmp_path.resolve())
 
 
 def test_test_reports_the_adversarial_suite_apart_and_per_attack(tiny_backbone, tmp_path, capsys):
@@ -235,7 +238,7 @@ def test_unlabelled_training_rows_are_refused(tmp_path):
 
 
 @pytest.mark.slow
-def test_two_process_ddp_on_cpu(tiny_backbone, tmp_path):
+def test_two_process_ddp_on_cpu(tiny_backbone, tmp_path, run_folder):
     """Two processes with the gloo backend, through the real command line (as a user runs it)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     cmd = [
@@ -256,7 +259,7 @@ def test_two_process_ddp_on_cpu(tiny_backbone, tmp_path):
         "--data.batch_size=4",
         *SMALL_DATA,
     ]
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cmd, cwd=run_folder, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "world_size=2" in done.stderr or "distributed_backend=gloo" in done.stderr
     assert (tmp_path / "judge" / "judge.json").is_file()
