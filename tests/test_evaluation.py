@@ -377,6 +377,40 @@ def test_evaluate_against_the_rules_reports_rescue_and_damage_per_category(regex
         build_report(records, {"j": np.ones(len(records))}, against="regex")
 
 
+def test_evaluate_reports_mcnemars_test_for_every_pair_of_judges(tmp_path):
+    from scipy.stats import binomtest
+
+    from bertjudge.data.sources import load_source
+    from bertjudge.evaluation.report import render_markdown
+
+    out = tmp_path / "rep"
+    report = evaluate("embedded:test?n=200", ["regex", "contains"], out, "--bootstrap", "10")
+    records = load_source("embedded:test?n=200")
+    labels = np.array([r["label"] for r in records], dtype=bool)
+    right = {name: np.array([r["score"] >= 0.5 for r in rows]) == labels for name, rows in _scores(out).items()}
+    (pair,) = report["mcnemar"]
+    a, b = right[pair["judge_a"]], right[pair["judge_b"]]
+    a_only, b_only = int((a & ~b).sum()), int((~a & b).sum())
+    assert (pair["judge_a"], pair["judge_b"]) == ("regex", "contains")
+    assert (pair["n"], pair["a_right_b_wrong"], pair["a_wrong_b_right"]) == (200, a_only, b_only)
+    assert a_only + b_only > 0  # the two judges disagree on some rows: the test has something to count
+    assert pair["p"] == pytest.approx(binomtest(b_only, a_only + b_only, 0.5).pvalue)
+    text = (out / "report.md").read_text()
+    assert "## Pairs of judges: McNemar's exact test" in text
+    assert f"| regex | contains | 200 | {a_only} | {b_only} | {pair['p']:.2g} |" in text
+    # every pair, in the judges' order; a single judge has none
+    scores = {"regex": right["regex"] == labels, "contains": right["contains"] == labels, "yes": np.ones(len(labels))}
+    pairs = build_report(records, scores, n_boot=5)["mcnemar"]
+    assert [(t["judge_a"], t["judge_b"]) for t in pairs] == [
+        ("regex", "contains"),
+        ("regex", "yes"),
+        ("contains", "yes"),
+    ]
+    assert pairs[1]["a_wrong_b_right"] == int((~right["regex"] & labels).sum())  # "yes" is right on every correct row
+    single = build_report(records, {"regex": scores["regex"]}, n_boot=5)
+    assert "mcnemar" not in single and "McNemar" not in render_markdown(single)
+
+
 def _scores(out) -> dict[str, list[dict]]:
     return {
         path.stem: [json.loads(line) for line in path.read_text().splitlines()]

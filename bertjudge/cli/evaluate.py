@@ -9,7 +9,8 @@ from pathlib import Path
 
 from bertjudge.cli.common import CommandError, add_trust_flag, check_output
 from bertjudge.cli.precision import add_batch_size_flag, add_precision_flag, apply_precision
-from bertjudge.evaluation.report import build_report, load_labelled, run_judges, write_report
+from bertjudge.evaluation.labelled import load_labelled, run_judges
+from bertjudge.evaluation.report import build_report, write_report
 from bertjudge.evaluation.wandb_log import log_report
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.routing import SPEC_HELP, short_spec
@@ -19,7 +20,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m bertjudge evaluate",
         description="Compare judges against labels: accuracy per task, category and candidate model with "
-        "bootstrap intervals, Cohen's kappa, induced leaderboards, calibration, adversarial suites.",
+        "bootstrap intervals, Cohen's kappa, McNemar's exact test of every pair of judges, induced leaderboards, "
+        "calibration, adversarial suites.",
         epilog="example: python -m bertjudge evaluate --data data/real/real-test-v1.jsonl.gz "
         "--judge regex runs/quickstart/judge --output runs/eval",
     )

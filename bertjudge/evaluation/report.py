@@ -1,33 +1,29 @@
 """Compare judges against labels (``python -m bertjudge evaluate``).
 
 ``load_labelled`` reads the labelled rows; ``run_judges`` scores them with every judge (one pass
-each: scores, per-row details, uncalibrated scores of trained judges, routing counts);
-``build_report(records, scores)`` is a pure function from labelled records and each judge's
-P(correct) to a JSON-ready dict; ``write_report`` turns it into ``report.json``, ``report.md`` and
-PNG plots.
+each: scores, per-row details, uncalibrated scores of trained judges, routing counts; both in
+``evaluation.labelled``, importable from here too); ``build_report(records, scores)`` is a pure function from
+labelled records and each judge's P(correct) to a JSON-ready dict; ``write_report`` turns it into
+``report.json``, ``report.md`` (``render_markdown``, a function per section) and PNG plots. The statistics
+(bootstrap intervals, κ, McNemar's test, ECE, ...) are ``core.stats``'s.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import kendalltau, rankdata
 
 from bertjudge.core import stats
-from bertjudge.core.calibration import calibrated
 from bertjudge.core.error_types import ERROR_TYPES
-from bertjudge.core.records import RecordError, row_hash
-from bertjudge.core.resumable import PartialFile, changed_keys, shown_keys
+from bertjudge.core.stats import accuracy_interval, borda, cohen_kappa, human_accuracy
 from bertjudge.data.error_types import row_error_type
-from bertjudge.data.sources import load_source
 from bertjudge.evaluation import plots as plots_module
-from bertjudge.evaluation.scoring import judge_fingerprint
-from bertjudge.judges.interface import BaseJudge
+from bertjudge.evaluation.labelled import load_labelled, run_judges  # noqa: F401  (evaluate's, imported from here too)
 
 GROUPINGS = ("data", "task", "category", "candidate_model", "length")  # data: the --data file a record came from
 LENGTH_BUCKETS = ((256, "< 256"), (1024, "256–1k"), (4096, "1k–4k"))  # the candidate's length, in tokens
@@ -45,76 +41,6 @@ def length_bucket(candidate: str) -> str:
     as words and punctuation marks (close to a WordPiece count for English; the same for every judge)."""
     tokens = len(_TOKEN.findall(candidate))
     return next((name for limit, name in LENGTH_BUCKETS if tokens < limit), "≥ 4k")
-
-
-# ---------------------------------------------------------------- metrics
-def accuracy_interval(
-    correct, n_boot: int = 1000, seed: int = 0, level: float = 0.95, clusters=None
-) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of 0/1 values (seeded).
-
-    Without ``clusters``, rows are resampled with replacement; the number of ones is then
-    Binomial(n, mean), so that is sampled directly. With ``clusters`` (one key per row, compared as
-    strings, e.g. its question), whole clusters are resampled (a cluster bootstrap of the pooled
-    accuracy): rows that share a question are not independent (a judge that misreads a problem
-    misreads its many answers), and the row bootstrap then gives too narrow an interval. Fewer than
-    two clusters give no interval (NaN); a handful give a rough one."""
-    correct = np.asarray(correct, dtype=float)
-    if len(correct) == 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    index = None if clusters is None else np.unique(np.asarray(clusters, dtype=str), return_inverse=True)[1]
-    if index is None or index.max() + 1 == len(correct):  # one row per cluster: resampling rows
-        means = rng.binomial(len(correct), correct.mean(), n_boot) / len(correct)
-    elif index.max() == 0:
-        return math.nan, math.nan
-    else:
-        ones, sizes = np.bincount(index, weights=correct), np.bincount(index).astype(float)
-        k, means = len(sizes), []
-        for start in range(0, n_boot, 100):  # 100 resamples at a time: memory stays bounded
-            drawn = rng.integers(0, k, (min(100, n_boot - start), k))  # k clusters drawn with replacement
-            means.append(ones[drawn].sum(axis=1) / sizes[drawn].sum(axis=1))
-        means = np.concatenate(means)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
-
-
-def cohen_kappa(a, b) -> float:
-    """Cohen's κ between two binary raters (NaN when chance agreement is 1)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    observed = np.mean(a == b)
-    chance = a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean())
-    return float((observed - chance) / (1 - chance)) if chance < 1 else math.nan
-
-
-def human_accuracy(accuracy: float, rho: float) -> float:
-    """Estimated accuracy against humans of a judge with accuracy A against labels that agree with
-    humans at rate ρ (binary labels, independent errors): (2ρ − 1)·A + 1 − ρ."""
-    return (2 * rho - 1) * accuracy + 1 - rho
-
-
-def borda(accuracy_by_task: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Borda count: in each task a model gets one point per model it beats there (half per tie)."""
-    points: dict[str, float] = defaultdict(float)
-    for accuracies in accuracy_by_task.values():
-        for model, acc in accuracies.items():
-            points[model] += sum(
-                float(acc > other) + 0.5 * (acc == other) for name, other in accuracies.items() if name != model
-            )
-    return dict(points)
-
-
-def _ranks(values: dict[str, float]) -> dict[str, float]:
-    """1 = best; ties share the best rank."""
-    names = list(values)
-    ranks = rankdata([-values[n] for n in names], method="min")
-    return {n: float(r) for n, r in zip(names, ranks)}
-
-
-def _tau(x: list[float], y: list[float]) -> float:
-    if len(x) < 2 or len(set(x)) < 2 or len(set(y)) < 2:
-        return math.nan
-    return float(kendalltau(x, y).statistic)
 
 
 # ---------------------------------------------------------------- error types
@@ -138,8 +64,7 @@ def error_type_report(records: list[dict], rows: list[dict] | None) -> dict | No
         return None
     names = list(ERROR_TYPES) + sorted({p for _, p in pairs} - set(ERROR_TYPES))  # a saved head's other names
     index = {name: i for i, name in enumerate(names)}
-    confusion = np.zeros((len(names), len(names)), dtype=int)
-    np.add.at(confusion, ([index[t] for t, _ in pairs], [index[p] for _, p in pairs]), 1)
+    confusion = stats.confusion_matrix([index[t] for t, _ in pairs], [index[p] for _, p in pairs], len(names))
     hits, labelled, predicted = np.diag(confusion), confusion.sum(axis=1), confusion.sum(axis=0)
     agree = np.array([t == p for t, p in pairs])
     verdict_right = np.array(verdict_right)
@@ -239,6 +164,24 @@ def _stats(
     }
 
 
+def _stats_by(
+    values: np.ndarray,
+    correct: np.ndarray,
+    labels: np.ndarray,
+    verdicts: np.ndarray,
+    n_boot: int,
+    seed: int,
+    questions: np.ndarray,
+) -> dict:
+    """``_stats`` of the rows of each value of ``values`` (a group, a routing stage), by value."""
+    return {
+        str(g): _stats(
+            correct[values == g], labels[values == g], verdicts[values == g], n_boot, seed, questions[values == g]
+        )
+        for g in sorted(set(values))
+    }
+
+
 def _leaderboard(records, labels, verdicts, unparsed) -> dict:
     models = np.array([r.get("candidate_model") or "unknown" for r in records])
     tasks = np.array([r["task"] for r in records])
@@ -256,8 +199,8 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
             row["delta_parse_failures"] = float(diff[unparsed[mask]].sum() / mask.sum())
             row["delta_post_parse"] = float(diff[~unparsed[mask]].sum() / mask.sum())
         rows[model] = row
-    label_ranks = _ranks({m: r["label_accuracy"] for m, r in rows.items()})
-    judge_ranks = _ranks({m: r["judge_accuracy"] for m, r in rows.items()})
+    label_ranks = stats.ranks({m: r["label_accuracy"] for m, r in rows.items()})
+    judge_ranks = stats.ranks({m: r["judge_accuracy"] for m, r in rows.items()})
     for model, row in rows.items():
         row.update(
             label_rank=label_ranks[model],
@@ -278,9 +221,11 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
     names = list(rows)
     return {
         "models": rows,
-        "kendall_tau": _tau([rows[m]["label_accuracy"] for m in names], [rows[m]["judge_accuracy"] for m in names]),
+        "kendall_tau": stats.kendall_tau(
+            [rows[m]["label_accuracy"] for m in names], [rows[m]["judge_accuracy"] for m in names]
+        ),
         "borda": {m: {"label_points": label_borda[m], "judge_points": judge_borda[m]} for m in names},
-        "borda_kendall_tau": _tau([label_borda[m] for m in names], [judge_borda[m] for m in names]),
+        "borda_kendall_tau": stats.kendall_tau([label_borda[m] for m in names], [judge_borda[m] for m in names]),
     }
 
 
@@ -307,6 +252,8 @@ def build_report(
     more than one language (``meta.language``, default "en"), each judge's result has ``by_language`` too.
     ``against`` names one of the judges (the rules, usually) against which every other judge's rows are compared:
     its result gets ``against`` (rescue, damage and McNemar's test overall, by category and by data file).
+    With two judges or more, ``mcnemar`` holds McNemar's exact test of every pair of judges on the rows
+    (``core.stats.mcnemar``: ``judge_a``, ``judge_b``, ``n``, ``a_right_b_wrong``, ``a_wrong_b_right``, ``p``).
     """
     if against is not None and against not in scores:
         raise ValueError(f"against={against!r} is not one of the judges: {', '.join(scores)}")
@@ -351,48 +298,15 @@ def build_report(
         if rho is not None:
             result["overall"]["human_accuracy_estimate"] = human_accuracy(result["overall"]["accuracy"], rho)
         for grouping, values in groups.items():
-            result[f"by_{grouping}"] = {
-                str(g): _stats(
-                    correct[values == g],
-                    labels[values == g],
-                    verdicts[values == g],
-                    n_boot,
-                    seed,
-                    questions[values == g],
-                )
-                for g in sorted(set(values))
-            }
+            result[f"by_{grouping}"] = _stats_by(values, correct, labels, verdicts, n_boot, seed, questions)
         result["leaderboard"] = _leaderboard(records, labels, verdicts, unparsed)
         error_types = error_type_report(records, rows)
         if error_types is not None:
             result["error_types"] = error_types
         if not np.isin(score, (0.0, 1.0)).all():  # probabilistic judge
-            grid = np.linspace(0, 1, 101)
-            best, best_acc = stats.best_threshold(score, labels)
-            result["calibration"] = {
-                "ece": stats.expected_calibration_error(score, labels, n_bins),
-                "reliability": stats.reliability(score, labels, n_bins),
-                "threshold_curve": {
-                    "threshold": grid.tolist(),
-                    "accuracy": stats.accuracy_at_thresholds(score, labels, grid).tolist(),
-                },
-                "oracle_threshold": best,
-                "oracle_accuracy": best_acc,
-                "oracle_threshold_by_category": stats.best_thresholds_by(score, labels, groups["category"]),
-                "ece_if_calibrated": stats.ece_if_calibrated(score, labels, n_bins, seed=seed),
-                "ece_by_data": {
-                    str(g): stats.expected_calibration_error(
-                        score[groups["data"] == g], labels[groups["data"] == g], n_bins
-                    )
-                    for g in sorted(set(groups["data"]))
-                },
-                "ece_if_calibrated_by_data": {
-                    str(g): stats.ece_if_calibrated(
-                        score[groups["data"] == g], labels[groups["data"] == g], n_bins, seed=seed
-                    )
-                    for g in sorted(set(groups["data"]))
-                },
-            }
+            result["calibration"] = stats.calibration_summary(
+                score, labels, groups["category"], groups["data"], n_bins, seed
+            )
             if name in (uncalibrated or {}):
                 result["calibration"]["ece_uncalibrated"] = stats.expected_calibration_error(
                     uncalibrated[name], labels, n_bins
@@ -401,17 +315,7 @@ def build_report(
             result["routing"] = dict(routing[name])
             if rows and "stage" in rows[0]:
                 stage = np.array([row["stage"] for row in rows])
-                result["routing"]["by_stage"] = {
-                    str(s): _stats(
-                        correct[stage == s],
-                        labels[stage == s],
-                        verdicts[stage == s],
-                        n_boot,
-                        seed,
-                        questions[stage == s],
-                    )
-                    for s in sorted(set(stage))
-                }
+                result["routing"]["by_stage"] = _stats_by(stage, correct, labels, verdicts, n_boot, seed, questions)
         if attacks.any():
             result["attacks"] = {
                 str(kind): {"n": int((attacks == kind).sum()), "pass_rate": float(correct[attacks == kind].mean())}
@@ -423,6 +327,11 @@ def build_report(
         for name in scores:
             if name != against:
                 report["judges"][name]["against"] = _rescue_damage(right[against], right[name], groups)
+    if len(right) > 1:  # every judge scored the same rows: each pair's accuracies compared row by row
+        report["mcnemar"] = [
+            {"judge_a": a, "judge_b": b, **stats.mcnemar(right[a], right[b])}
+            for a, b in itertools.combinations(right, 2)
+        ]
     return report
 
 
@@ -525,24 +434,32 @@ def against_markdown(report: dict) -> list[str]:
     ]
 
 
-def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
-    """The report as Markdown tables (accuracies with bootstrap 95% intervals)."""
-    judges = report["judges"]
-    names = list(judges)
-    lines = [
-        "# Judge evaluation",
-        "",
-        f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
-        f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
-        f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); "
-        "κ = Cohen's kappa against the labels.",
-        "",
+def mcnemar_markdown(report: dict) -> list[str]:
+    """McNemar's exact test of every pair of judges (a table of the pairs); empty with fewer than two judges."""
+    pairs = report.get("mcnemar") or []
+    if not pairs:
+        return []
+    rows = [
+        [t["judge_a"], t["judge_b"], t["n"], t["a_right_b_wrong"], t["a_wrong_b_right"], f"{t['p']:.2g}"] for t in pairs
     ]
+    return [
+        "## Pairs of judges: McNemar's exact test",
+        "",
+        "Every pair of judges on the same rows: the rows judge a gets right and judge b wrong, the rows judge a "
+        "gets wrong and judge b right, and McNemar's exact test of whether the two accuracies differ (a two-sided "
+        "binomial test on the rows where exactly one of the two is right).",
+        "",
+        *_table(["judge a", "judge b", "rows", "a right, b wrong", "a wrong, b right", "McNemar p"], rows),
+    ]
+
+
+def _overall_markdown(report: dict) -> list[str]:
+    """The report's title, what its numbers mean, and the "Overall" table."""
     header = ["judge", "threshold", "accuracy [95% CI]", "κ", "unparsed", "ECE"]
     if report["rho"] is not None:
         header.append(f"est. accuracy vs humans (ρ={report['rho']})")
     rows = []
-    for name, res in judges.items():
+    for name, res in report["judges"].items():
         overall = res["overall"]
         row = [
             name,
@@ -555,24 +472,45 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
         if report["rho"] is not None:
             row.append(_f(overall["human_accuracy_estimate"]))
         rows.append(row)
-    lines += ["## Overall", "", *_table(header, rows), *against_markdown(report)]
+    return [
+        "# Judge evaluation",
+        "",
+        f"{report['n']} labelled records ({_f(report['label_positive_rate'])} labelled correct); "
+        f"accuracy = agreement of the judge's verdict with the label, with seeded bootstrap 95% intervals "
+        f"({report['n_bootstrap']} resamples of questions: a question's answers are drawn together); "
+        "κ = Cohen's kappa against the labels.",
+        "",
+        "## Overall",
+        "",
+        *_table(header, rows),
+    ]
+
+
+def _ece_by_data_markdown(judges: dict) -> list[str]:
+    """The "ECE by data file" section; empty unless the probabilistic judges' rows come from several files."""
     files = sorted({k for res in judges.values() for k in res.get("calibration", {}).get("ece_by_data", {})})
-    if len(files) > 1:
-        rows = [
-            [
-                n,
-                *(
-                    _ece(
-                        judges[n]["calibration"]["ece_by_data"][f],
-                        judges[n]["calibration"].get("ece_if_calibrated_by_data", {}).get(f),
-                    )
-                    for f in files
-                ),
-            ]
-            for n in names
-            if "calibration" in judges[n]
+    if len(files) <= 1:
+        return []
+    rows = [
+        [
+            n,
+            *(
+                _ece(
+                    res["calibration"]["ece_by_data"][f],
+                    res["calibration"].get("ece_if_calibrated_by_data", {}).get(f),
+                )
+                for f in files
+            ),
         ]
-        lines += ["## ECE by data file", "", ECE_NOTE, "", *_table(["judge", *files], rows)]
+        for n, res in judges.items()
+        if "calibration" in res
+    ]
+    return ["## ECE by data file", "", ECE_NOTE, "", *_table(["judge", *files], rows)]
+
+
+def _accuracy_by_group_markdown(judges: dict) -> list[str]:
+    """An "Accuracy by …" table per grouping: the groups' rows, one column per judge."""
+    names, lines = list(judges), []
     by_language = ["language"] if any("by_language" in res for res in judges.values()) else []
     for grouping in (*GROUPINGS, *by_language):  # by language: only where the rows are in several languages
         keys = sorted({k for res in judges.values() for k in res[f"by_{grouping}"]}, key=_group_order)
@@ -582,7 +520,54 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
             for k in keys
         ]
         lines += [f"## Accuracy by {grouping.replace('_', ' ')}", "", *_table([grouping, "n", *names], rows)]
-    lines += [
+    return lines
+
+
+def _leaderboard_markdown(name: str, board: dict) -> list[str]:
+    """One judge's leaderboard of the candidate models, against the labels' one."""
+    split = any("delta_parse_failures" in row for row in board["models"].values())
+    header = [
+        "model",
+        "n",
+        "label acc",
+        "judge acc",
+        "Δacc",
+        *(["Δ parse fail", "Δ post-parse"] if split else []),
+        "label rank",
+        "judge rank",
+        "Δrank",
+        "Borda (labels)",
+        "Borda (judge)",
+    ]
+    rows = [
+        [
+            m,
+            row["n"],
+            _f(row["label_accuracy"]),
+            _f(row["judge_accuracy"]),
+            _f(row["delta"]),
+            *([_f(row["delta_parse_failures"]), _f(row["delta_post_parse"])] if split else []),
+            int(row["label_rank"]),
+            int(row["judge_rank"]),
+            f"{row['delta_rank']:+.0f}",
+            _f(board["borda"][m]["label_points"], 1),
+            _f(board["borda"][m]["judge_points"], 1),
+        ]
+        for m, row in sorted(board["models"].items(), key=lambda item: item[1]["label_rank"])
+    ]
+    return [
+        f"### {name}",
+        "",
+        f"Kendall τ (model accuracies): {_f(board['kendall_tau'])}; "
+        f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}",
+        "",
+        *_table(header, rows),
+    ]
+
+
+def _leaderboards_markdown(judges: dict) -> list[str]:
+    """The "Leaderboards" section: every judge's leaderboard of the candidate models."""
+    lines = [
         "## Leaderboards",
         "",
         "Accuracy of each candidate model as the labels measure it and as the judge measures it "
@@ -591,143 +576,122 @@ def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
         "",
     ]
     for name, res in judges.items():
-        board = res["leaderboard"]
-        split = any("delta_parse_failures" in row for row in board["models"].values())
-        header = [
-            "model",
-            "n",
-            "label acc",
-            "judge acc",
-            "Δacc",
-            *(["Δ parse fail", "Δ post-parse"] if split else []),
-            "label rank",
-            "judge rank",
-            "Δrank",
-            "Borda (labels)",
-            "Borda (judge)",
+        lines += _leaderboard_markdown(name, res["leaderboard"])
+    return lines
+
+
+def _calibration_markdown(judges: dict) -> list[str]:
+    """The "Calibration" section of the probabilistic judges; empty when there is none."""
+    rows = [
+        [
+            n,
+            _ece(res["calibration"]["ece"], res["calibration"].get("ece_if_calibrated")),
+            _f(res["calibration"].get("ece_uncalibrated")),
+            _f(res["threshold"]),
+            _acc(res["overall"]),
+            _f(res["calibration"]["oracle_threshold"]),
+            _f(res["calibration"]["oracle_accuracy"]),
+            ", ".join(f"{c} {_f(t)}" for c, t in res["calibration"]["oracle_threshold_by_category"].items()),
         ]
-        rows = [
-            [
-                m,
-                row["n"],
-                _f(row["label_accuracy"]),
-                _f(row["judge_accuracy"]),
-                _f(row["delta"]),
-                *([_f(row["delta_parse_failures"]), _f(row["delta_post_parse"])] if split else []),
-                int(row["label_rank"]),
-                int(row["judge_rank"]),
-                f"{row['delta_rank']:+.0f}",
-                _f(board["borda"][m]["label_points"], 1),
-                _f(board["borda"][m]["judge_points"], 1),
-            ]
-            for m, row in sorted(board["models"].items(), key=lambda item: item[1]["label_rank"])
+        for n, res in judges.items()
+        if "calibration" in res
+    ]
+    if not rows:
+        return []
+    header = [
+        "judge",
+        "ECE (15 bins)",
+        "ECE before temperature",
+        "threshold",
+        "accuracy",
+        "oracle threshold",
+        "oracle accuracy",
+        "oracle threshold by category",
+    ]
+    return [
+        "## Calibration",
+        "",
+        "The oracle threshold is chosen on this data itself (an optimistic bound). " + ECE_NOTE,
+        "",
+        *_table(header, rows),
+    ]
+
+
+def _routing_markdown(judges: dict) -> list[str]:
+    """The "Routing" section of the routing judges: each stage's share of the rows, and the compute saved."""
+    routed = {n: res["routing"] for n, res in judges.items() if "routing" in res}
+    if not routed:
+        return []
+    rows = [
+        [n, stage, _f(s["fraction"]), s["seen"], _acc(r.get("by_stage", {}).get(stage)), _f(s["seconds"], 1)]
+        for n, r in routed.items()
+        for stage, s in r["stages"].items()
+    ]
+    saved = [
+        [
+            n,
+            _f(r["seconds"], 1),
+            r["reference_stage"],
+            _f(r["reference_seconds_estimate"], 1),
+            _f(r["compute_saved_estimate"]),
         ]
-        lines += [
-            f"### {name}",
-            "",
-            f"Kendall τ (model accuracies): {_f(board['kendall_tau'])}; "
-            f"Kendall τ (Borda over tasks): {_f(board['borda_kendall_tau'])}",
-            "",
-            *_table(header, rows),
-        ]
-    probabilistic = [n for n in names if "calibration" in judges[n]]
-    if probabilistic:
-        rows = [
-            [
-                n,
-                _ece(judges[n]["calibration"]["ece"], judges[n]["calibration"].get("ece_if_calibrated")),
-                _f(judges[n]["calibration"].get("ece_uncalibrated")),
-                _f(judges[n]["threshold"]),
-                _acc(judges[n]["overall"]),
-                _f(judges[n]["calibration"]["oracle_threshold"]),
-                _f(judges[n]["calibration"]["oracle_accuracy"]),
-                ", ".join(f"{c} {_f(t)}" for c, t in judges[n]["calibration"]["oracle_threshold_by_category"].items()),
-            ]
-            for n in probabilistic
-        ]
-        lines += [
-            "## Calibration",
-            "",
-            "The oracle threshold is chosen on this data itself (an optimistic bound). " + ECE_NOTE,
-            "",
-            *_table(
-                [
-                    "judge",
-                    "ECE (15 bins)",
-                    "ECE before temperature",
-                    "threshold",
-                    "accuracy",
-                    "oracle threshold",
-                    "oracle accuracy",
-                    "oracle threshold by category",
-                ],
-                rows,
-            ),
-        ]
-    routed = [n for n in names if "routing" in judges[n]]
-    if routed:
-        rows = [
-            [
-                n,
-                stage,
-                _f(s["fraction"]),
-                s["seen"],
-                _acc(judges[n]["routing"].get("by_stage", {}).get(stage)),
-                _f(s["seconds"], 1),
-            ]
-            for n in routed
-            for stage, s in judges[n]["routing"]["stages"].items()
-        ]
-        saved = [
-            [
-                n,
-                _f(r["seconds"], 1),
-                r["reference_stage"],
-                _f(r["reference_seconds_estimate"], 1),
-                _f(r["compute_saved_estimate"]),
-            ]
-            for n in routed
-            for r in [judges[n]["routing"]]
-        ]
-        lines += [
-            "## Routing",
-            "",
-            (
-                "Rows decided by each stage of the routing judges (fraction of all rows), "
-                "rows it scored, accuracy on the rows it decided, and its wall time."
-            ),
-            "",
-            *_table(["judge", "stage", "fraction decided", "rows scored", "accuracy [95% CI]", "seconds"], rows),
-            (
-                "Compute saved is an estimate from measured per-row times: the judge's wall time against "
-                "the last stage's seconds per row × all rows."
-            ),
-            "",
-            *_table(
-                [
-                    "judge",
-                    "seconds",
-                    "last stage",
-                    "est. seconds of the last stage on all rows",
-                    "compute saved (est.)",
-                ],
-                saved,
-            ),
-        ]
+        for n, r in routed.items()
+    ]
+    return [
+        "## Routing",
+        "",
+        (
+            "Rows decided by each stage of the routing judges (fraction of all rows), "
+            "rows it scored, accuracy on the rows it decided, and its wall time."
+        ),
+        "",
+        *_table(["judge", "stage", "fraction decided", "rows scored", "accuracy [95% CI]", "seconds"], rows),
+        (
+            "Compute saved is an estimate from measured per-row times: the judge's wall time against "
+            "the last stage's seconds per row × all rows."
+        ),
+        "",
+        *_table(
+            ["judge", "seconds", "last stage", "est. seconds of the last stage on all rows", "compute saved (est.)"],
+            saved,
+        ),
+    ]
+
+
+def _attacks_markdown(judges: dict) -> list[str]:
+    """The "Adversarial suites" section: each judge's pass rate per attack; empty when no row is attacked."""
+    names = list(judges)
     attack_kinds = sorted({k for res in judges.values() for k in res.get("attacks", {})})
-    if attack_kinds:
-        rows = [
-            [k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]
-            for k in attack_kinds
-        ]
-        lines += [
-            "## Adversarial suites",
-            "",
-            "Pass rate = fraction of attacked rows judged as labelled.",
-            "",
-            *_table(["attack", "n", *names], rows),
-        ]
-    lines += error_type_markdown(judges)
+    if not attack_kinds:
+        return []
+    rows = [
+        [k, judges[names[0]]["attacks"][k]["n"]] + [_f(judges[n]["attacks"][k]["pass_rate"]) for n in names]
+        for k in attack_kinds
+    ]
+    return [
+        "## Adversarial suites",
+        "",
+        "Pass rate = fraction of attacked rows judged as labelled.",
+        "",
+        *_table(["attack", "n", *names], rows),
+    ]
+
+
+def render_markdown(report: dict, plots: dict[str, str] | None = None) -> str:
+    """The report as Markdown tables (accuracies with bootstrap 95% intervals), one section after another."""
+    judges = report["judges"]
+    lines = [
+        *_overall_markdown(report),
+        *against_markdown(report),
+        *mcnemar_markdown(report),
+        *_ece_by_data_markdown(judges),
+        *_accuracy_by_group_markdown(judges),
+        *_leaderboards_markdown(judges),
+        *_calibration_markdown(judges),
+        *_routing_markdown(judges),
+        *_attacks_markdown(judges),
+        *error_type_markdown(judges),
+    ]
     if plots:
         lines += ["## Plots", "", *(f"![{title}]({file})" for title, file in plots.items()), ""]
     return "\n".join(lines)
@@ -779,109 +743,3 @@ def write_report(report: dict, out: str | Path) -> dict[str, Path]:
     (out / "report.json").write_text(json.dumps(_json_ready(report), indent=2, ensure_ascii=False) + "\n")
     (out / "report.md").write_text(render_markdown(report, {k: p.name for k, p in plots.items()}), encoding="utf-8")
     return {"report.json": out / "report.json", "report.md": out / "report.md", **plots}
-
-
-def load_labelled(specs: list[str]) -> list[dict]:
-    """Read data files (or source specs, ``FILE?split=val``); refuse, naming the file, any with unlabelled
-    records. Each record gets ``data``: the name of the file it came from (a grouping of the report)."""
-    records = []
-    for spec in specs:
-        recs = [{**r, "data": Path(spec).name} for r in load_source(spec)]
-        missing = [r for r in recs if r["label"] is None]
-        if missing:
-            raise RecordError(
-                f"{spec}: {len(missing)} of {len(recs)} records have no label (first id "
-                f"{missing[0]['id']!r}); evaluate compares judges against labels — "
-                "score unlabelled data with `python -m bertjudge judge` instead"
-            )
-        records += recs
-    return records
-
-
-def run_judges(
-    judges: dict[str, BaseJudge],
-    records: list[dict],
-    batch_size: int = 32,
-    progress: bool = False,
-    scores_dir: str | Path | None = None,
-    restart: bool = False,
-    chunk_size: int = 1024,
-) -> dict:
-    """Score ``records`` with each judge, one pass each. Returns the keyword arguments of
-    ``build_report`` besides the records: ``scores``, ``details``, ``thresholds``, ``uncalibrated``
-    (the scores of trained judges before temperature and bias) and ``routing`` (routing judges).
-
-    With ``scores_dir``, each judge's per-row details are written to ``scores_dir/<judge>.jsonl``,
-    resumably (``core.resumable.PartialFile``, ``chunk_size`` rows at a time; the partial files become the
-    scores files once every judge is done): a rerun after an interruption scores only the rows not done, and refuses rows scored by a judge that changed since
-    or from a labelled row that changed (``restart`` starts over). A routing judge's routing counts then
-    cover the rows scored in this run (the report says how many were resumed)."""
-    out = {"scores": {}, "details": {}, "thresholds": {}, "uncalibrated": {}, "routing": {}}
-    for key, judge in judges.items():
-        if scores_dir is None:
-            rows, resumed = judge.details(records, progress=progress, batch_size=batch_size), 0
-        else:
-            rows, resumed = _resumable_details(
-                key, judge, records, batch_size, progress, scores_dir, restart, chunk_size
-            )
-        out["details"][key] = rows
-        out["scores"][key] = np.array([np.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
-        if rows and all("logit" in row for row in rows):  # a trained judge (not one routed in part to rules)
-            out["uncalibrated"][key] = calibrated(np.array([row["logit"] for row in rows]))
-        described = judge.describe()
-        if "routing" in described:
-            out["routing"][key] = {**described["routing"], "resumed_rows_not_counted": resumed}
-        out["thresholds"][key] = float(judge.threshold)
-    if scores_dir is not None:  # every judge done: each partial file becomes its scores file
-        for key, judge in judges.items():
-            with PartialFile(scores_file(scores_dir, key), "evaluate", _settings(judge)) as partial:
-                partial.commit()
-    return out
-
-
-def _settings(judge) -> dict:
-    return {"judge": judge.name, "fingerprint": judge_fingerprint(judge)}
-
-
-def scores_file(scores_dir: str | Path, key: str) -> Path:
-    """Where ``evaluate`` writes a judge's per-row details: ``<dir>/<judge key, file-safe>.jsonl``."""
-    return Path(scores_dir) / (re.sub(r"[^\w.-]+", "_", key).strip("_") + ".jsonl")
-
-
-def _resumable_details(
-    key: str, judge, records: list[dict], batch_size: int, progress: bool, scores_dir, restart: bool, chunk_size: int
-) -> tuple[list[dict], int]:
-    """A judge's details of ``records`` through its partial file; and how many rows were resumed."""
-    settings = _settings(judge)
-    hint = "rerun with --restart to score every row again"
-    rows: list[dict] = []
-    with PartialFile(scores_file(scores_dir, key), "evaluate", settings, restart, hint) as partial:
-        if partial.stored_settings not in (None, settings):
-            changed = changed_keys(partial.stored_settings.get("fingerprint") or {}, settings["fingerprint"])
-            raise partial.refuse(
-                str(partial.path),
-                f"the judge {key!r} changed since these rows were scored ({shown_keys(changed)} differ)",
-            )
-        for where, entry in partial.entries():
-            rec = records[len(rows)] if len(rows) < len(records) else None
-            if rec is None or entry["row"]["id"] != rec["id"] or entry["row_hash"] != row_hash(rec):
-                raise partial.refuse(where, f"row {entry['row']['id']!r} is not the labelled row at its place any more")
-            rows.append({k: v for k, v in entry["row"].items() if k != "id"})
-        resumed = len(rows)
-        bar = None
-        if progress:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=len(records), initial=resumed, desc=f"scoring with {key}", unit="row")
-        try:
-            for start in range(resumed, len(records), chunk_size):
-                chunk = records[start : start + chunk_size]
-                done = judge.details(chunk, batch_size=batch_size)
-                partial.append((row_hash(rec), {"id": rec["id"], **row}) for rec, row in zip(chunk, done))
-                rows += done
-                if bar is not None:
-                    bar.update(len(chunk))
-        finally:
-            if bar is not None:
-                bar.close()
-    return rows, resumed  # committed once every judge is done: a rerun after any failure reads it back

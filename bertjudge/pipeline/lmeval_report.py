@@ -6,7 +6,7 @@ of the chosen filter as label) and judged in one pass. The ``results_<timestamp>
 beside it gives the model's name and lm-eval's reported value. Per task, model and run:
 
 - ``n``, ``accuracy``: the share of samples the judge finds correct (an answer it cannot read is not
-  correct), with a bootstrap interval by question (``evaluation.report.accuracy_interval``);
+  correct), with a bootstrap interval by question (``core.stats.accuracy_interval``);
 - ``lmeval``: lm-eval's metric (e.g. ``exact_match``) averaged over the same samples, and
   ``lmeval_reported``: the value in its results file;
 - ``agreement`` (share of samples where the two verdicts agree) and Cohen's κ;
@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from bertjudge.core.records import RecordError
-from bertjudge.evaluation.report import accuracy_interval, cohen_kappa
+from bertjudge.core.stats import accuracy_interval, cohen_kappa
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.loading import Judge
 from bertjudge.pipeline.lmeval import SAMPLES, read_samples, sample_files
