@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 from torch.utils import benchmark
 
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench_results
 
 RESULTS = Path("benchmarks/results")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"median {statistics.median(ratios):.2f}, highest {max(ratios):.2f}"
             )
     out = args.output or RESULTS / f"machine-speed-{platform.node() or 'host'}.csv"
-    bench.write_table(out, rows)
+    bench_results.write_table(out, rows)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -22,7 +22,7 @@ import argparse
 import fnmatch
 import sys
 
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench, bench_results, bench_timing
 
 LATENCIES = ("latency_p50_ms", "latency_p95_ms")
 
@@ -35,10 +35,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
     p.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
-    p.add_argument("--min-run-time", type=float, default=bench.MIN_RUN_TIME, help="as bench run's")
+    p.add_argument("--min-run-time", type=float, default=bench_timing.MIN_RUN_TIME, help="as bench run's")
     p.add_argument("--max-timed-params", type=float, default=3e9, help="as bench run's")
     p.add_argument("--rounds", type=int, default=bench.ROUNDS, help="as bench run's")
-    p.add_argument("--max-load", type=float, default=bench.MAX_LOAD, help="as bench run's")
+    p.add_argument("--max-load", type=float, default=bench_timing.MAX_LOAD, help="as bench run's")
     p.add_argument("--tolerance", type=float, default=0.15, help="largest relative difference (default 0.15)")
     return p
 
@@ -51,7 +51,7 @@ def time_passes(subjects, records, args, passes: int = 2, speeds: list | None = 
     runs = []
     for number in range(1, passes + 1):
         if speeds is not None:
-            speeds.append(bench.gemm_peak())
+            speeds.append(bench_timing.gemm_peak())
 
         def progress(round_number, subject, number=number):
             print(f"pass {number}, round {round_number}: {subject.name} ...", file=sys.stderr, flush=True)
@@ -74,7 +74,7 @@ def time_passes(subjects, records, args, passes: int = 2, speeds: list | None = 
 
 def ratio(first, second) -> float | None:
     """second / first, or None when either is missing."""
-    a, b = bench._float(first), bench._float(second)
+    a, b = bench_results._float(first), bench_results._float(second)
     return b / a if a and b is not None else None
 
 

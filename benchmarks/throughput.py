@@ -45,7 +45,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from bertjudge.core.collate import pad_batch
 from bertjudge.core.formats import expand_references
 from bertjudge.data.sources import load_source
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench_results, bench_timing
 from bertjudge.judges.inference import PRECISIONS, InferenceEngine, available_precisions, default_token_budget
 from bertjudge.judges.loading import Judge
 
@@ -87,8 +87,8 @@ def useful_flops(judge, records: list[dict]) -> float:
 def timed_in_turns(fns: dict, repeats: int) -> dict[str, dict]:
     """Per function: the median seconds of its ``repeats`` passes, the passes' seconds round by round (``rounds``),
     their spread ((max - min) / median) and the
-    machine's median fp32 GEMM speed around them (``bench.machine_gflops``, probed before and after each pass, the
-    lower kept). The passes are taken in turns (every function once, then again), so that the machine's slower
+    machine's median fp32 GEMM speed around them (``bench_timing.machine_gflops``, probed before and after each pass,
+    the lower kept). The passes are taken in turns (every function once, then again), so that the machine's slower
     spells are shared out rather than falling on one function."""
     timers = {  # Timer's default is one thread
         name: benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
@@ -97,9 +97,9 @@ def timed_in_turns(fns: dict, repeats: int) -> dict[str, dict]:
     passes = {name: [] for name in fns}  # (seconds, machine GFLOP/s)
     for _ in range(repeats):
         for name, timer in timers.items():
-            before = bench.machine_gflops()
+            before = bench_timing.machine_gflops()
             seconds = timer.timeit(1).median
-            passes[name].append((seconds, min(before, bench.machine_gflops())))
+            passes[name].append((seconds, min(before, bench_timing.machine_gflops())))
     out = {}
     for name, timed in passes.items():
         seconds = [t[0] for t in timed]
@@ -151,9 +151,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--max-load",
         type=float,
-        default=bench.MAX_LOAD,
+        default=bench_timing.MAX_LOAD,
         help="other processes' share of each core above which "
-        f"the run is marked busy (default {bench.MAX_LOAD}, as bench run's)",
+        f"the run is marked busy (default {bench_timing.MAX_LOAD}, as bench run's)",
     )
     parser.add_argument(
         "--profile",
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge.load(args.judge)
     device = next(judge.parameters()).device
     records = [r for spec in args.data for r in load_source(spec)]
-    peak = {"fp32": bench.gemm_peak(torch.float32), "bf16": bench.gemm_peak(torch.bfloat16)}
+    peak = {"fp32": bench_timing.gemm_peak(torch.float32), "bf16": bench_timing.gemm_peak(torch.bfloat16)}
     flops = useful_flops(judge, records)
     print(
         f"{len(records)} rows; useful forward FLOPs {flops / 1e9:.1f} G; GEMM peak fp32 {peak['fp32'] / 1e9:.0f} "
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             engine = InferenceEngine(judge, mode, budget)
             engine.logits(records[:8])  # warm-up: the bf16 and int8 copies, the ONNX export, oneDNN kernels
             passes[mode, budget] = lambda engine=engine: engine.logits(records)
-    with bench.MachineLoad(args.max_load) as load:
+    with bench_timing.MachineLoad(args.max_load) as load:
         timings = timed_in_turns(passes, args.repeats)
     scores = {key: probs(fn()) for key, fn in passes.items()}
     naive_seconds, naive_rounds = timings["naive", ""]["seconds"], timings["naive", ""]["rounds"]
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     out = args.output or RESULTS / f"throughput-{platform.node() or 'host'}.csv"
-    bench.write_table(out, rows)
+    bench_results.write_table(out, rows)
     print(f"wrote {out}", file=sys.stderr)
     return 0
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU path, ready to go: on a machine with a CUDA GPU, in under 10 minutes,
 #   prepare    the EuroBERT-210m backbone: the hub weights when they are cached, else (offline) random weights of
-#              the exact EuroBERT-210m architecture (bertjudge.evaluation.bench) with the offline MiniLM tokenizer
+#              the exact EuroBERT-210m architecture (bertjudge/zoo/architectures.yaml) with the offline MiniLM tokenizer
 #   fit-1gpu   the paper's recipe (configs/trainer/ddp.yaml + configs/paper/eurobert-210m.yaml) on 1 GPU in
 #              bf16-mixed for --steps optimizer steps (default 300, effective batch 32) on the embedded corpus
 #   fit-ddp2   the same on 2 GPUs with DDP (skipped where fewer than 2 are visible)
@@ -56,7 +56,8 @@ import json
 import sys
 from pathlib import Path
 
-from bertjudge.evaluation.bench import ARCHITECTURES, PROXY_TOKENIZER
+from bertjudge.evaluation.bench import PROXY_TOKENIZER
+from bertjudge.evaluation.bench_flops import ARCHITECTURES
 from bertjudge.judges import backbones
 
 folder = Path(sys.argv[1])

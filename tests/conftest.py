@@ -20,14 +20,14 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 def idle_machine(request, monkeypatch):
     """The machine reads as idle: what other processes do to its CPUs (CI may share them) never changes a result.
 
-    ``bench.MachineLoad`` counts other processes' CPU time from ``/proc/stat``; here the CPUs' busy ticks are this
-    process's own CPU time, so the other load is 0 whatever runs beside the tests. A test marked ``real_load``
+    ``bench_timing.MachineLoad`` counts other processes' CPU time from ``/proc/stat``; here the CPUs' busy ticks are
+    this process's own CPU time, so the other load is 0 whatever runs beside the tests. A test marked ``real_load``
     reads the real ``/proc/stat``: it makes the load it measures itself (``test_bench.Spinner``)."""
     if request.node.get_closest_marker("real_load"):
         return
     import time
 
-    from bertjudge.evaluation import bench
+    from bertjudge.evaluation import bench_timing
 
     tick = os.sysconf("SC_CLK_TCK")
 
@@ -35,7 +35,7 @@ def idle_machine(request, monkeypatch):
         cpus = list(cpus)
         return round(time.process_time() * tick), round(time.monotonic() * tick * len(cpus))
 
-    monkeypatch.setattr(bench, "_cpu_ticks", own_ticks)
+    monkeypatch.setattr(bench_timing, "_cpu_ticks", own_ticks)
 
 
 @pytest.fixture()

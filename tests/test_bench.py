@@ -14,7 +14,7 @@ from cli_run import benchmark_script
 from transformers import BertConfig, Qwen3Config
 
 from bertjudge.cli.main import main
-from bertjudge.evaluation import bench, publish
+from bertjudge.evaluation import bench, bench_flops, bench_results, bench_timing, publish
 
 H, LAYERS, HEADS, INTER, VOCAB = 32, 2, 2, 64, 100
 RECORDS = [{"question": "What is 2+3?", "candidate": "It is 5.", "references": ["5"], "label": 1}] * 3
@@ -27,9 +27,9 @@ def test_encoder_flops_match_a_hand_count():
     L = 10
     per_layer = 2 * L * (4 * H * H + 2 * H * INTER) + 2 * (2 * L * L * H)  # q,k,v,o + FFN; QK^T and AV
     expected = LAYERS * per_layer + 2 * H * H + 2 * H * 1  # pooler on [CLS], one-logit classifier
-    flops, params = bench.judgment_flops(config, "encoder", L)
+    flops, params = bench_flops.judgment_flops(config, "encoder", L)
     assert flops == expected
-    assert bench.judgment_flops(config, "encoder", 2 * L)[0] > 2 * flops  # attention is quadratic
+    assert bench_flops.judgment_flops(config, "encoder", 2 * L)[0] > 2 * flops  # attention is quadratic
 
 
 def tiny_qwen3():
@@ -49,7 +49,7 @@ def test_direct_generative_flops_are_a_prefill_with_the_head_on_one_position():
     proj = 2 * L * H * (HEADS * hd) * 2 + 2 * L * H * hd * 2  # q and o; k and v (one kv head)
     attention = 2 * (2 * L * L * hd * HEADS)
     expected = LAYERS * (proj + attention + 3 * 2 * L * H * INTER) + 2 * H * VOCAB
-    assert bench.judgment_flops(tiny_qwen3(), "causal", L, "direct")[0] == expected
+    assert bench_flops.judgment_flops(tiny_qwen3(), "causal", L, "direct")[0] == expected
 
 
 def test_reasoning_flops_equal_the_sum_of_counted_decode_steps():
@@ -57,14 +57,14 @@ def test_reasoning_flops_equal_the_sum_of_counted_decode_steps():
 
     L, k = 12, 5
     config = tiny_qwen3()
-    model = bench.build_model(config, "causal")
-    prefill = bench.count_flops(model, input_ids=bench._ids(L), logits_to_keep=1)
+    model = bench_flops.build_model(config, "causal")
+    prefill = bench_flops.count_flops(model, input_ids=bench_flops._ids(L), logits_to_keep=1)
     steps = 0
     with torch.no_grad():
-        cache = model(input_ids=bench._ids(L), use_cache=True, logits_to_keep=1).cache
+        cache = model(input_ids=bench_flops._ids(L), use_cache=True, logits_to_keep=1).cache
         for _ in range(k):
-            steps += bench.count_flops(model, input_ids=bench._ids(1), cache=cache, logits_to_keep=1)
-    assert bench.judgment_flops(config, "causal", L, "reasoning", k=k)[0] == prefill + steps
+            steps += bench_flops.count_flops(model, input_ids=bench_flops._ids(1), cache=cache, logits_to_keep=1)
+    assert bench_flops.judgment_flops(config, "causal", L, "reasoning", k=k)[0] == prefill + steps
 
 
 @pytest.mark.parametrize(
@@ -80,18 +80,20 @@ def test_reasoning_flops_equal_the_sum_of_counted_decode_steps():
     ],
 )
 def test_architecture_configs_have_the_published_sizes(key, published):
-    arch = bench.ARCHITECTURES[key]
-    model = bench.build_model(arch.make_config(), arch.kind)
+    arch = bench_flops.ARCHITECTURES[key]
+    model = bench_flops.build_model(arch.make_config(), arch.kind)
     assert sum(p.numel() for p in model.parameters()) == pytest.approx(published, rel=0.02)
 
 
 def test_qwen3_14b_prefill_on_the_meta_device_matches_notes():
-    flops, params = bench.judgment_flops(bench.ARCHITECTURES["qwen3-14b"].make_config(), "causal", 512, "direct")
+    flops, params = bench_flops.judgment_flops(
+        bench_flops.ARCHITECTURES["qwen3-14b"].make_config(), "causal", 512, "direct"
+    )
     assert flops == pytest.approx(13.7e12, rel=0.01) and params == pytest.approx(14.77e9, rel=0.001)
 
 
 def test_measure_times_a_small_architecture(monkeypatch):
-    arch = bench.Arch(
+    arch = bench_flops.Arch(
         "test/tiny-bert",
         "encoder",
         "bert",
@@ -99,24 +101,24 @@ def test_measure_times_a_small_architecture(monkeypatch):
             hidden_size=H, num_hidden_layers=LAYERS, num_attention_heads=HEADS, intermediate_size=INTER, vocab_size=1000
         ),
     )
-    monkeypatch.setitem(bench.ARCHITECTURES, "tiny", arch)
+    monkeypatch.setitem(bench_flops.ARCHITECTURES, "tiny", arch)
     row, accuracy = bench.measure(bench.Subject("tiny.arch", "encoder", "tiny"), RECORDS, min_run_time=0.3)
     assert accuracy is None  # an architecture has no trained judge to score with
     assert row["flops"] > 0 and row["tokens"] > 5 and row["params"] > 0
     assert 0 < row["latency_p50_ms"] <= row["latency_p95_ms"] and row["throughput_per_s"] > 0
     assert row["best_batch_size"] in (1, 4, 16)
     # torch.utils.benchmark's blocked_autorange: blocks of 1, 10, 100 ... calls, runs for min_run_time at least
-    assert row["timing_runs"] >= bench.MIN_RUNS and math.log10(row["calls_per_run"]).is_integer()
+    assert row["timing_runs"] >= bench_timing.MIN_RUNS and math.log10(row["calls_per_run"]).is_integer()
     assert 0 <= row["latency_spread"] < 10
     assert row["peak_mem_mb"] > 0 and row["loadavg_before"] != "" and 0 <= row["other_load"] <= 1.1
     assert row["machine_gflops"] > 0.1  # the machine's GEMM speed around the timing
 
 
 def test_calls_are_timed_in_blocked_autorange_runs_of_a_known_length():
-    m = bench.measure_calls(lambda: time.sleep(0.005), min_run_time=0.1, min_runs=7)
+    m = bench_timing.measure_calls(lambda: time.sleep(0.005), min_run_time=0.1, min_runs=7)
     assert type(m).__module__.startswith("torch.utils.benchmark") and len(m.times) >= 7
     assert 0.005 <= m.median < 0.05 and m.number_per_run >= 1  # a sleep of 5 ms takes at least 5 ms
-    cells = bench.latency_cells(m, per_call=5)  # a call that judges 5: latency per judgment
+    cells = bench_timing.latency_cells(m, per_call=5)  # a call that judges 5: latency per judgment
     assert cells["latency_p50_ms"] == pytest.approx(1000 * m.median / 5) and cells["timing_runs"] == len(m.times)
     assert cells["latency_spread"] == pytest.approx(m.iqr / m.median, abs=1e-4)
 
@@ -128,8 +130,10 @@ def test_large_models_are_costed_but_not_timed():
 
 def test_results_are_replaced_by_name(tmp_path):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results([{"name": "a.x", "flops": 1, **env}, {"name": "b.x", "flops": 2, **env}], "cost", tmp_path)
-    [path] = bench.write_results([{"name": "a.x", "flops": 3, **env}], "cost", tmp_path)
+    bench_results.write_results(
+        [{"name": "a.x", "flops": 1, **env}, {"name": "b.x", "flops": 2, **env}], "cost", tmp_path
+    )
+    [path] = bench_results.write_results([{"name": "a.x", "flops": 3, **env}], "cost", tmp_path)
     assert path.name == "cost-cpu-fp32-torch9.9.csv"
     rows = list(csv.DictReader(path.open()))
     assert [(r["name"], r["flops"]) for r in rows] == [("a.x", "3"), ("b.x", "2")]
@@ -138,12 +142,12 @@ def test_results_are_replaced_by_name(tmp_path):
 
 def test_pareto_front():
     points = [("regex", 0, 0.7), ("small", 1e9, 0.8), ("worse", 2e9, 0.75), ("big", 1e12, 0.9), ("tie", 2e12, 0.9)]
-    assert bench.pareto_front(points) == {"regex", "small", "big"}
+    assert bench_results.pareto_front(points) == {"regex", "small", "big"}
 
 
 def test_pareto_plot_and_ratio(tmp_path):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results(
+    bench_results.write_results(
         [
             {"name": "eurobert-210m.bertjudge", "judge_kind": "encoder", "flops": 2e10, **env},
             {"name": "qwen3-14b.direct", "judge_kind": "direct", "flops": 5e12, **env},
@@ -152,10 +156,12 @@ def test_pareto_plot_and_ratio(tmp_path):
         "cost",
         tmp_path,
     )
-    bench.write_results([{"name": "regex.v1", "accuracy": 0.7, "n": 10, "eval_set": "x", **env}], "accuracy", tmp_path)
-    [rows] = bench.result_tables(tmp_path, tmp_path / "no-quotes.csv").values()
-    assert bench.flops_ratio(rows) == pytest.approx(250)
-    out = bench.plot_pareto(rows, tmp_path / "pareto.png")
+    bench_results.write_results(
+        [{"name": "regex.v1", "accuracy": 0.7, "n": 10, "eval_set": "x", **env}], "accuracy", tmp_path
+    )
+    [rows] = bench_results.result_tables(tmp_path, tmp_path / "no-quotes.csv").values()
+    assert bench_results.flops_ratio(rows) == pytest.approx(250)
+    out = bench_results.plot_pareto(rows, tmp_path / "pareto.png")
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -220,15 +226,15 @@ def test_accuracy_is_measured_overall_and_per_category_on_the_eval_file(tmp_path
     assert accuracy["acc_context_extraction"] is None  # no row of that category
     assert accuracy["eval_set"] == "mini-set"
     assert accuracy["eval_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-    [written] = bench.write_results([accuracy], "accuracy", tmp_path / "results")
-    [row] = bench.read_csv(written)
-    assert list(row) == bench.ACCURACY_FIELDS and row["acc_context_extraction"] == ""
+    [written] = bench_results.write_results([accuracy], "accuracy", tmp_path / "results")
+    [row] = bench_results.read_csv(written)
+    assert list(row) == bench_results.ACCURACY_FIELDS and row["acc_context_extraction"] == ""
     assert row["acc_open_qa"] == "0.6667"
 
 
 def test_the_default_eval_set_is_real_test_v1():
-    assert bench.EVAL_FILE.name == "real-test-v1.jsonl.gz" and bench.EVAL_SET == "real-test-v1"
-    assert bench.CATEGORIES == ("open_qa", "multiple_choice", "context_extraction", "open_math")
+    assert bench.EVAL_FILE.name == "real-test-v1.jsonl.gz" and bench_results.EVAL_SET == "real-test-v1"
+    assert bench_results.CATEGORIES == ("open_qa", "multiple_choice", "context_extraction", "open_math")
 
 
 def test_cli_runs_the_regex_judge(tmp_path, capsys):
@@ -263,7 +269,7 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
     [accuracy] = results.glob("accuracy-cpu-fp32-*.csv")
     row = next(csv.DictReader(accuracy.open()))
     assert (row["accuracy"], row["n"], row["eval_set"], row["acc_multiple_choice"]) == ("0.6", "5", "real-test-v1", "1")
-    [table] = bench.result_tables(results, tmp_path / "no-quotes.csv").values()
+    [table] = bench_results.result_tables(results, tmp_path / "no-quotes.csv").values()
     assert table[0]["accuracy"] == "0.6" and table[0]["front"]
     missing = str(tmp_path / "none.jsonl")
     assert main(["bench", "run", "--only", "regex.v1", "--results", str(results), "--data", missing]) == 2
@@ -274,7 +280,7 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
     import matplotlib.axes
 
     cpu, cuda = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}, {"device": "cuda", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results(
+    bench_results.write_results(
         [
             {"name": name, "judge_kind": "encoder", "flops": flops, **cpu}
             for name, flops in [
@@ -289,7 +295,7 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
         tmp_path,
     )
     per_category = {"acc_open_qa": 0.8, "acc_multiple_choice": 0.9, "acc_context_extraction": 0.7, "acc_open_math": ""}
-    bench.write_results(
+    bench_results.write_results(
         [
             {
                 "name": "real.x",
@@ -306,12 +312,12 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
         "accuracy",
         tmp_path,
     )
-    bench.write_results(
+    bench_results.write_results(
         [{"name": "elsewhere.x", "accuracy": 0.85, "n": 2615, "eval_set": "real-test-v1", **cuda}], "accuracy", tmp_path
     )  # a real-test-v1 row from another device beats an embedded one here
     quoted = tmp_path / "quoted.csv"
     quoted.write_text("name,accuracy,eval_set,source\nquoted.x,0.97,authors' test,a paper (table 2)\n")
-    [rows] = bench.result_tables(tmp_path, quoted).values()
+    [rows] = bench_results.result_tables(tmp_path, quoted).values()
     by_name = {r["name"]: r for r in rows}
     assert by_name["real.x"]["accuracy"] == "0.81" and by_name["real.x"]["acc_multiple_choice"] == "0.9"
     assert by_name["real.x"]["acc_open_math"] == "" and "sha256 f52bf775ace6" in by_name["real.x"]["accuracy_source"]
@@ -322,7 +328,7 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
     assert by_name["elsewhere.x"]["accuracy"] == "0.85"
     assert by_name["none.x"]["accuracy"] == "" and by_name["none.x"]["accuracy_source"] == ""
     assert {r["name"] for r in rows if r["front"]} == {"real.x", "elsewhere.x"}  # 0.95 and 0.97 would beat both
-    table = bench.markdown_table(rows)
+    table = bench_results.markdown_table(rows)
     assert "| accuracy (real-test-v1) | open QA | MC | extraction | math | front |" in table
     assert "| 0.810 | 0.8 | 0.9 | 0.7 |  | * |" in table
     line = {r.split("`")[1]: r for r in table.splitlines()[2:]}
@@ -335,7 +341,7 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
         "scatter",
         lambda self, x, y, **kw: points.append((x, y, kw.get("marker"))) or scatter(self, x, y, **kw),
     )
-    bench.plot_pareto(rows, tmp_path / "pareto.png")
+    bench_results.plot_pareto(rows, tmp_path / "pareto.png")
     assert sorted((x, y) for x, y, marker in points if marker != "|") == [(2e9, 0.81), (4e9, 0.85)]
     assert sorted(x for x, _, marker in points if marker == "|") == [1e9, 3e9, 1e10]  # cost only
 
@@ -378,7 +384,9 @@ def tiny_arch(monkeypatch, hidden: int = H, vocab: int = 1000) -> bench.Subject:
         intermediate_size=INTER,
         vocab_size=vocab,
     )
-    monkeypatch.setitem(bench.ARCHITECTURES, f"tiny{hidden}", bench.Arch("test/tiny", "encoder", "bert", config))
+    monkeypatch.setitem(
+        bench_flops.ARCHITECTURES, f"tiny{hidden}", bench_flops.Arch("test/tiny", "encoder", "bert", config)
+    )
     return bench.Subject(f"tiny{hidden}.arch", "encoder", f"tiny{hidden}")
 
 
@@ -401,7 +409,7 @@ def test_subjects_are_timed_in_rounds_taken_in_turns(monkeypatch, tmp_path):
     (regex, regex_accuracy), (tiny_row, tiny_accuracy), (big_row, _) = results
     assert regex["rounds"] == tiny_row["rounds"] == 3 and big_row["rounds"] == 0
     assert regex["machine_gflops"] > 0.1 and tiny_row["machine_gflops"] > 0.1  # the probe around every timing
-    assert tiny_row["timing_runs"] >= 3 * bench.MIN_RUNS and "medians of 3 rounds" in tiny_row["notes"]
+    assert tiny_row["timing_runs"] >= 3 * bench_timing.MIN_RUNS and "medians of 3 rounds" in tiny_row["notes"]
     assert regex_accuracy is not None and tiny_accuracy is None  # accuracy measured once, in round 1
     with pytest.raises(ValueError, match="rounds"):
         bench.measure_rounds([tiny], RECORDS, rounds=0)
@@ -490,21 +498,24 @@ def test_peak_memory_counts_the_weights_after_a_bigger_model_was_freed(monkeypat
 
     cells = {}
     for hidden in (256, 96):  # the bigger model first, freed before the smaller one is measured
-        arch = bench.ARCHITECTURES[tiny_arch(monkeypatch, hidden, vocab=30522).architecture]
-        with bench.PeakMemory("cpu") as peak:
-            model = bench.build_model(arch.make_config(), "encoder", device="cpu", attn=None)
+        arch = bench_flops.ARCHITECTURES[tiny_arch(monkeypatch, hidden, vocab=30522).architecture]
+        with bench_timing.PeakMemory("cpu") as peak:
+            model = bench_flops.build_model(arch.make_config(), "encoder", device="cpu", attn=None)
             with torch.inference_mode():
-                model(input_ids=bench._ids(64, batch=4, device="cpu"))
-        cells[hidden] = bench.peak_memory_cell(peak.mb, model), sum(p.numel() for p in model.parameters()) * 4 / 2**20
+                model(input_ids=bench_flops._ids(64, batch=4, device="cpu"))
+        cells[hidden] = (
+            bench_timing.peak_memory_cell(peak.mb, model),
+            sum(p.numel() for p in model.parameters()) * 4 / 2**20,
+        )
         del model
     (cell, note), weights_mb = cells[96]
     assert note == "" and cell >= weights_mb > 10  # 30522 x 96 embeddings alone are 11 MB
     assert cells[256][0][0] > cell
-    assert bench.peak_memory_cell(8.0, torch.nn.Linear(2048, 2048)) == (
+    assert bench_timing.peak_memory_cell(8.0, torch.nn.Linear(2048, 2048)) == (
         "",
         "peak memory not measured: grew 8 MB, less than the weights' 16 MB",
     )  # a growth below the weights measures nothing: an empty cell, never 0
-    assert bench.peak_memory_cell(None, torch.nn.Linear(2, 2))[0] == ""
+    assert bench_timing.peak_memory_cell(None, torch.nn.Linear(2, 2))[0] == ""
 
 
 class Spinner:
@@ -524,7 +535,7 @@ class Spinner:
 def test_in_tests_other_processes_never_make_the_machine_busy():
     """conftest's ``idle_machine``: a core kept busy by another process reads as no load, so no test's result
     depends on what runs beside the suite (the real reading: the ``real_load`` test below)."""
-    with Spinner(), bench.MachineLoad() as load:
+    with Spinner(), bench_timing.MachineLoad() as load:
         start = time.perf_counter()
         while time.perf_counter() - start < 0.5:  # work of its own, which is never counted as others'
             pass
@@ -564,9 +575,9 @@ def test_an_interrupted_run_keeps_the_rounds_it_finished(tmp_path, capsys, monke
     eval_path, results = eval_file(tmp_path, "real-test-v1.jsonl"), tmp_path / "results"
     interrupt_at(monkeypatch, 3, KeyboardInterrupt())  # Ctrl-C in round 3 of 5
     assert main(bench_run(results, "--data", str(eval_path), "--rounds", "5")) == 130
-    [row] = bench.read_csv(next(results.glob("cost-*.csv")))
+    [row] = bench_results.read_csv(next(results.glob("cost-*.csv")))
     assert row["name"] == "regex.v1" and row["rounds"] == "2" and float(row["latency_p50_ms"]) > 0
-    assert bench.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # round 1's
+    assert bench_results.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # round 1's
 
 
 def test_a_subject_that_fails_keeps_its_rounds_and_the_run_says_so_in_one_line(tmp_path, capsys, monkeypatch):
@@ -575,7 +586,7 @@ def test_a_subject_that_fails_keeps_its_rounds_and_the_run_says_so_in_one_line(t
     assert main(bench_run(results, "--data", str(eval_path), "--rounds", "3")) == 1
     err = capsys.readouterr().err
     assert "1 subject(s) failed: regex.v1 [cpu] (RuntimeError: out of memory); the others were written" in err
-    [row] = bench.read_csv(next(results.glob("cost-*.csv")))
+    [row] = bench_results.read_csv(next(results.glob("cost-*.csv")))
     assert row["rounds"] == "1"  # its first round, written as it ended
 
 
@@ -587,10 +598,10 @@ def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_
     err = capsys.readouterr().err
     assert "refused 1 row(s) timed on a busy machine: regex.v1 [cpu]" in err and "--allow-busy" in err
     assert not list(results.glob("cost-*.csv"))  # nothing written for the busy row
-    assert bench.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # load does not bias it
+    assert bench_results.read_csv(next(results.glob("accuracy-*.csv")))[0]["accuracy"] == "0.6"  # load does not bias it
     with Spinner():
         assert main(bench_run(results, "--data", str(eval_path), "--max-load", "0", "--allow-busy")) == 0
-    [row] = bench.read_csv(next(results.glob("cost-*.csv")))
+    [row] = bench_results.read_csv(next(results.glob("cost-*.csv")))
     assert row["busy"] == "yes" and float(row["other_load"]) > 0 and float(row["latency_p50_ms"]) > 0
     readme, plot = tmp_path / "README.md", tmp_path / "pareto.png"
     assert main(["bench", "publish", "--results", str(results), "--readme", str(readme), "--plot", str(plot)]) == 0
@@ -598,14 +609,14 @@ def test_a_busy_machine_is_refused_unless_allowed_and_busy_rows_stay_out_of_the_
     assert (
         "| `regex.v1`" not in text and "Left out, timed on a busy machine (measure again when idle): `regex.v1`" in text
     )
-    assert bench.result_tables(results) == {"cost-cpu-fp32-torch" + row["torch"]: []}
+    assert bench_results.result_tables(results) == {"cost-cpu-fp32-torch" + row["torch"]: []}
     assert main(bench_run(results, "--data", str(eval_path), "--max-load", "x")) == 2
     assert main(bench_run(results, "--data", str(eval_path), "--max-load", "-1")) == 2
 
 
 def write_published_results(results):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results(
+    bench_results.write_results(
         [
             {"name": "regex.v1", "judge_kind": "regex", "flops": 0, "latency_p50_ms": 0.2, **env},
             {"name": "minilm-l6.x", "judge_kind": "encoder", "flops": 1.5e9, "latency_p50_ms": 11, **env},
@@ -623,7 +634,7 @@ def write_published_results(results):
         results,
     )
     real = {"n": 2615, "eval_set": "real-test-v1", "eval_sha256": "f52bf775ace6", **env}
-    bench.write_results(
+    bench_results.write_results(
         [
             {"name": "regex.v1", "accuracy": 0.93, **real},
             {"name": "minilm-l6.x", "accuracy": 0.94, **real},

@@ -14,7 +14,7 @@ from cli_run import evaluate
 from test_generative import make_tiny_causal_lm, smollm2_tokenizer, toy_records
 
 from bertjudge.core.records import write_records
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench, bench_flops
 from bertjudge.judges.backends import PromptedJudge, TransformersBackend
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.prompt import (
@@ -219,9 +219,9 @@ def test_export_load_and_evaluate(scoring_lm, tmp_path):
 # --- bench --------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("key,published", [("judgelm-7b", 6.74e9), ("judgelm-13b", 13.02e9)])
 def test_judgelm_architectures_have_the_published_sizes(key, published):
-    arch = bench.ARCHITECTURES[key]
+    arch = bench_flops.ARCHITECTURES[key]
     assert arch.model_type == "llama" and arch.kind == "causal"
-    model = bench.build_model(arch.make_config(), arch.kind)
+    model = bench_flops.build_model(arch.make_config(), arch.kind)
     assert sum(p.numel() for p in model.parameters()) == pytest.approx(published, rel=0.01)
 
 
@@ -237,32 +237,32 @@ def test_score10_flops_are_a_prefill_and_the_score_tokens():
         num_key_value_heads=2,
     )
     L = 12
-    model = bench.build_model(config, "causal")
-    expected = bench.count_flops(model, input_ids=bench._ids(L), logits_to_keep=1)
+    model = bench_flops.build_model(config, "causal")
+    expected = bench_flops.count_flops(model, input_ids=bench_flops._ids(L), logits_to_keep=1)
     with torch.no_grad():
-        cache = model(input_ids=bench._ids(L), use_cache=True, logits_to_keep=1).cache
+        cache = model(input_ids=bench_flops._ids(L), use_cache=True, logits_to_keep=1).cache
         for _ in range(SCORE_TOKENS):
-            expected += bench.count_flops(model, input_ids=bench._ids(1), cache=cache, logits_to_keep=1)
-    assert bench.judgment_flops(config, "causal", L, "score10")[0] == expected
-    assert bench.judgment_flops(config, "causal", L, "score10", k=999)[0] == expected  # not the reasoning length
-    assert expected > bench.judgment_flops(config, "causal", L, "direct")[0]
+            expected += bench_flops.count_flops(model, input_ids=bench_flops._ids(1), cache=cache, logits_to_keep=1)
+    assert bench_flops.judgment_flops(config, "causal", L, "score10")[0] == expected
+    assert bench_flops.judgment_flops(config, "causal", L, "score10", k=999)[0] == expected  # not the reasoning length
+    assert expected > bench_flops.judgment_flops(config, "causal", L, "direct")[0]
 
 
 def test_bench_costs_judgelm_rows(monkeypatch):
     subjects = {s.name: s for s in bench.default_subjects()}
     for key in ("judgelm-7b", "judgelm-13b"):
         assert subjects[f"{key}.score10"].kind == "score10" and subjects[f"{key}.score10"].architecture == key
-    tiny = bench.Arch(
+    tiny = bench_flops.Arch(
         "test/tiny-llama",
         "causal",
         "llama",
         dict(vocab_size=1000, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2),
     )
-    monkeypatch.setitem(bench.ARCHITECTURES, "tiny", tiny)
+    monkeypatch.setitem(bench_flops.ARCHITECTURES, "tiny", tiny)
     records, tokenizer = toy_records(5), bench.proxy_tokenizer()
     row, accuracy = bench.measure(bench.Subject("tiny.score10", "score10", "tiny"), records, tokenizer=tokenizer)
     assert accuracy is None and row["judge_kind"] == "score10" and "JudgeLM" in row["notes"]
-    assert row["flops"] == bench.judgment_flops(tiny.make_config(), "causal", row["tokens"], "score10")[0]
+    assert row["flops"] == bench_flops.judgment_flops(tiny.make_config(), "causal", row["tokens"], "score10")[0]
     assert f"prefill + {SCORE_TOKENS} x measured decode step" in row["notes"]  # timed: prefill and the score line
     assert 0 < row["latency_p50_ms"] <= row["latency_p95_ms"]
     direct = bench.median_tokens(records, tokenizer, bench.Subject("tiny.direct", "direct", "tiny"))
@@ -276,5 +276,5 @@ def test_bench_costs_judgelm_7b_without_timing_it():
     )
     assert accuracy is None and row["params"] == pytest.approx(6.74e9, rel=0.01)
     assert "not timed" in row["notes"] and "latency_p50_ms" not in row
-    config = bench.ARCHITECTURES["judgelm-7b"].make_config()
-    assert row["flops"] == bench.judgment_flops(config, "causal", row["tokens"], "score10")[0]
+    config = bench_flops.ARCHITECTURES["judgelm-7b"].make_config()
+    assert row["flops"] == bench_flops.judgment_flops(config, "causal", row["tokens"], "score10")[0]

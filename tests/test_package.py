@@ -44,6 +44,7 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("bertjudge-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
+    assert "bertjudge/zoo/architectures.yaml" in names  # the configs bench costs, beside the registry
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)

@@ -178,10 +178,10 @@ def test_a_judgment_the_judge_could_not_give_is_null_not_wrong():
 
 def test_a_row_without_a_category_gets_one_answer_from_every_entry_point(judge, tmp_path):
     """Judge.score, score_records, the judge command and evaluate read a row without a category the same way: the
-    category its question and references show (core.extract.infer_category), written beside its score."""
+    category its question and references show (core.categories.infer_category), written beside its score."""
     from cli_run import evaluate
 
-    from bertjudge.core.extract import infer_category
+    from bertjudge.core.categories import infer_category
     from bertjudge.data.sources import load_source
 
     judge, folder = judge

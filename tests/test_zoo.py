@@ -12,7 +12,7 @@ import yaml
 from bertjudge.cli.main import main
 from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.records import normalize
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench, bench_results
 from bertjudge.evaluation.publish import publish, render_readme
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.judges.loading import Judge
@@ -222,9 +222,9 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     dest = tmp_path / "store" / "minilm-l6.tiny-v1"
     assert new["source"] == f"file://{dest.resolve()}" and zoo.hash_folder(dest) == new["files"]
     assert "## Measured by `bertjudge zoo publish`" in (dest / "README.md").read_text()
-    [cost] = bench.read_csv(next(results.glob("cost-*.csv")))
+    [cost] = bench_results.read_csv(next(results.glob("cost-*.csv")))
     assert cost["name"] == "minilm-l6.tiny-v1" and float(cost["flops"]) > 0 and float(cost["latency_p50_ms"]) > 0
-    [accuracy] = bench.read_csv(next(results.glob("accuracy-*.csv")))
+    [accuracy] = bench_results.read_csv(next(results.glob("accuracy-*.csv")))
     assert accuracy["n"] == "4" and 0 <= float(accuracy["accuracy"]) <= 1 and accuracy["eval_set"] == "real-test-v1"
     assert accuracy["acc_context_extraction"] == "" and accuracy["acc_open_math"] in ("0", "1")
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
@@ -244,7 +244,7 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
 
 def test_readme_is_generated_from_the_csvs(tmp_path):
     env = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}
-    bench.write_results(
+    bench_results.write_results(
         [
             {
                 "name": "regex.v1",
@@ -260,7 +260,7 @@ def test_readme_is_generated_from_the_csvs(tmp_path):
         "cost",
         tmp_path,
     )
-    bench.write_results(
+    bench_results.write_results(
         [
             {
                 "name": "regex.v1",

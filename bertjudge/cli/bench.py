@@ -14,7 +14,7 @@ from pathlib import Path
 
 from bertjudge.cli.common import CommandError, check_output
 from bertjudge.core.records import RecordError
-from bertjudge.evaluation import bench, publish
+from bertjudge.evaluation import bench, bench_flops, bench_results, bench_timing, publish
 from bertjudge.zoo import registry as zoo
 
 
@@ -41,16 +41,17 @@ def parser() -> argparse.ArgumentParser:
     run_p.add_argument(
         "--reasoning-tokens",
         type=int,
-        default=bench.REASONING_TOKENS,
-        help=f"tokens a reasoning judge generates before its verdict (default {bench.REASONING_TOKENS})",
+        default=bench_flops.REASONING_TOKENS,
+        help=f"tokens a reasoning judge generates before its verdict (default {bench_flops.REASONING_TOKENS})",
     )
     run_p.add_argument("--max-timed-params", type=float, default=3e9, help="time only models smaller than this")
     run_p.add_argument("--no-timing", action="store_true", help="count FLOPs (and accuracy) only, do not time")
     run_p.add_argument(
         "--min-run-time",
         type=float,
-        default=bench.MIN_RUN_TIME,
-        help=f"seconds of timed runs at batch 1 per round, half per larger batch (default {bench.MIN_RUN_TIME:g})",
+        default=bench_timing.MIN_RUN_TIME,
+        help="seconds of timed runs at batch 1 per round, half per larger batch "
+        f"(default {bench_timing.MIN_RUN_TIME:g})",
     )
     run_p.add_argument(
         "--rounds",
@@ -61,9 +62,9 @@ def parser() -> argparse.ArgumentParser:
     run_p.add_argument(
         "--max-load",
         type=float,
-        default=bench.MAX_LOAD,
+        default=bench_timing.MAX_LOAD,
         help="CPU time other processes may take while a judge is timed, per core, before its row is busy "
-        f"(default {bench.MAX_LOAD:g}; 0 refuses any)",
+        f"(default {bench_timing.MAX_LOAD:g}; 0 refuses any)",
     )
     run_p.add_argument(
         "--allow-busy", action="store_true", help="write busy rows marked busy (the table leaves them out)"
@@ -79,7 +80,9 @@ def parser() -> argparse.ArgumentParser:
     pareto.add_argument("--results", help="results folder (default benchmarks/results)")
     pareto.add_argument("--table", default="cost-cpu-fp32", help="the cost file to plot (prefix of its name)")
     pareto.add_argument(
-        "--output", default=str(bench.PARETO_PNG), help=f"the plot to write (default {bench.PARETO_PNG})"
+        "--output",
+        default=str(bench_results.PARETO_PNG),
+        help=f"the plot to write (default {bench_results.PARETO_PNG})",
     )
     sub.add_parser("archs", help="list the architectures costed and their sources")
     return p
@@ -87,31 +90,32 @@ def parser() -> argparse.ArgumentParser:
 
 def _render_flags(p: argparse.ArgumentParser, when: str) -> None:
     p.add_argument("--readme", help=f"the zoo README to regenerate {when} (default {zoo.DEFAULT_README})")
-    p.add_argument("--plot", help=f"the Pareto plot to regenerate {when} (default {bench.PARETO_PNG})")
+    p.add_argument("--plot", help=f"the Pareto plot to regenerate {when} (default {bench_results.PARETO_PNG})")
     p.add_argument("--table", default="cost-cpu-fp32", help="the cost file to plot (prefix of its name)")
 
 
 def run(args: argparse.Namespace) -> int:
     if args.command == "archs":
-        for key, arch in bench.ARCHITECTURES.items():
+        for key, arch in bench_flops.ARCHITECTURES.items():
             print(f"{key:<16} {arch.kind:<8} {arch.hub_id}")
         return 0
     if args.command == "publish":
         _check_results(args.results)
-        _render(args, args.readme or zoo.DEFAULT_README, args.plot or bench.PARETO_PNG)
+        _render(args, args.readme or zoo.DEFAULT_README, args.plot or bench_results.PARETO_PNG)
         return 0
     if args.command == "pareto":
         _check_results(args.results)
         check_output(args.output, [])
-        tables = bench.result_tables(args.results)
+        tables = bench_results.result_tables(args.results)
         title = next((t for t in tables if t.startswith(args.table)), None)
         if title is None:
             raise CommandError(
-                f"no results file starting with {args.table!r} in {args.results or bench.RESULTS_DIR}", usage=True
+                f"no results file starting with {args.table!r} in {args.results or bench_results.RESULTS_DIR}",
+                usage=True,
             )
-        print(bench.markdown_table(tables[title]))
+        print(bench_results.markdown_table(tables[title]))
         _print_ratio(tables[title])
-        print(f"wrote {bench.plot_pareto(tables[title], args.output)}")
+        print(f"wrote {bench_results.plot_pareto(tables[title], args.output)}")
         return 0
     return _measure(args)
 
@@ -127,17 +131,18 @@ def _render(args: argparse.Namespace, readme, plot) -> None:
         check_output(path, [], flag="--readme" if path == readme else "--plot")
     for path in publish.regenerate(readme, plot, args.registry, args.results, args.table):
         print(f"wrote {path}")
-    for title, names in bench.busy_rows(args.results).items():
+    for title, names in bench_results.busy_rows(args.results).items():
         print(f"{title}: left out of the table (busy): {', '.join(names)}", file=sys.stderr)
 
 
 def _print_ratio(rows: list[dict]) -> None:
-    ratio = bench.flops_ratio(rows)
+    ratio = bench_results.flops_ratio(rows)
     if ratio:
         print(f"FLOPs(qwen3-14b.direct) / FLOPs(eurobert-210m.bertjudge) = {ratio:.0f}")
 
 
-def _measure(args: argparse.Namespace) -> int:
+def _check_run_args(args: argparse.Namespace) -> None:
+    """Refuse a wrong ``bench run`` call before anything is read or measured."""
     for flag, value in (("--n", args.n), ("--reasoning-tokens", args.reasoning_tokens)):
         if value < 1:
             raise CommandError(f"{flag} must be at least 1", usage=True)
@@ -158,12 +163,16 @@ def _measure(args: argparse.Namespace) -> int:
     for folder in args.judge:
         if not (Path(folder) / "judge.json").is_file():
             raise CommandError(f"{folder}: not an exported judge folder (no judge.json)", usage=True)
+
+
+def _measure(args: argparse.Namespace) -> int:
+    _check_run_args(args)
     if args.results:
         check_output(args.results, folder=True, flag="--results")
     # results elsewhere (a trial) do not overwrite the published README and plot unless asked to
     published = args.results is None and not args.no_render
     readme = None if args.no_render else args.readme or (zoo.DEFAULT_README if published else None)
-    plot = None if args.no_render else args.plot or (bench.PARETO_PNG if published else None)
+    plot = None if args.no_render else args.plot or (bench_results.PARETO_PNG if published else None)
     for path, flag in ((readme, "--readme"), (plot, "--plot")):
         if path is not None:
             check_output(path, [args.data] if args.data else [], flag=flag)
@@ -194,9 +203,9 @@ def _measure(args: argparse.Namespace) -> int:
             """Every round's rows are written as it ends, so an interrupted run keeps the rounds it finished;
             accuracy once (round 1: it does not depend on the machine's load), busy rows only when allowed."""
             if number == 1:
-                bench.write_results([accuracy for _, accuracy in results if accuracy], "accuracy", args.results)
+                bench_results.write_results([accuracy for _, accuracy in results if accuracy], "accuracy", args.results)
             costs = [cost for cost, _ in results if cost is not None and (not cost.get("busy") or args.allow_busy)]
-            bench.write_results(costs, "cost", args.results)
+            bench_results.write_results(costs, "cost", args.results)
 
         def on_error(subject, error, device=device):
             lines = str(error).strip().splitlines()
@@ -229,8 +238,12 @@ def _measure(args: argparse.Namespace) -> int:
                 refused.append(f"{subject.name} [{device}] (other load {cost['other_load']} per core)")
                 print(f"    not written: busy (other processes above --max-load {args.max_load:g})", file=sys.stderr)
                 continue
-            print(f"wrote {subject.name} to {bench.results_file('cost', cost, args.results)}")
-        _print_ratio(bench.read_csv(bench.results_file("cost", bench.environment(device, args.dtype), args.results)))
+            print(f"wrote {subject.name} to {bench_results.results_file('cost', cost, args.results)}")
+        _print_ratio(
+            bench_results.read_csv(
+                bench_results.results_file("cost", bench.environment(device, args.dtype), args.results)
+            )
+        )
     if readme or plot:
         _render(args, readme, plot)
     problems = []

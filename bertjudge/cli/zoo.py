@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 
 from bertjudge.cli.common import CommandError, check_output
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench_results
 from bertjudge.evaluation.publish import publish, render_readme
 from bertjudge.zoo import registry as zoo
 
@@ -137,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
         print(yaml.safe_dump({args.name: entry}, sort_keys=False, allow_unicode=True).rstrip())
         folder = zoo.cache_dir(args.name, entry)
         print(f"# cache: {folder} ({'pulled' if zoo.manifest_path(folder).is_file() else 'not pulled'})")
-        for title, rows in bench.result_tables().items():
+        for title, rows in bench_results.result_tables().items():
             for row in rows:
                 if row["name"] == args.name:
                     print(f"# {title}: " + ", ".join(f"{k}={v}" for k, v in row.items() if v not in ("", None)))

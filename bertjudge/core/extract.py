@@ -18,6 +18,8 @@ numbers in the language's notation (fr/de/es: "3,5" = 3.5, "1.000" and "1 000" =
 "1000" so that the comparison rules read them; multiple-choice answers, whose options are compared as
 written, are left as they are), small number words ("sept", "zwölf", "veinte", "일곱", "삼") and, for Korean,
 circled option numbers ("③" = the third option) and the copula or counter after an answer ("B입니다", "7개").
+Their markers, number words and notation are in ``core.languages``; the category of a row is read by
+``core.categories``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,24 @@ from __future__ import annotations
 import re
 import unicodedata
 from fractions import Fraction
-from typing import NamedTuple
+
+from bertjudge.core.languages import (
+    CIRCLED,
+    KO_COPULA,
+    KO_COUNTER,
+    LANGUAGE_EDGE,
+    LANGUAGE_MARKERS,
+    PICKED_NUMBER,
+    PROSE_ANY,
+    UNIT_WORDS,
+    LanguageRules,
+    as_written,
+    circled_as_numbers,
+    delocalize,
+    fold,
+    option_number,
+    word_table,
+)
 
 _FINAL = re.compile(r"final\s+answer\s*\**\s*(?::|\bis\b\s*:?)\s*\**", re.IGNORECASE)
 _ANSWER_IS = re.compile(
@@ -195,7 +214,7 @@ def conclusion_value(text: str, max_sentences: int = 3, language: str | None = N
     read in its notation."""
     rules = _rules(language)
     if rules:
-        return _conclusion_value(_delocalize(text, rules), max_sentences, rules.copula)
+        return _conclusion_value(delocalize(text, rules), max_sentences, rules.copula)
     return _conclusion_value(text, max_sentences, _COPULA)
 
 
@@ -248,7 +267,7 @@ def concluding_statement(text: str, max_sentences: int = 3, language: str | None
     ``language``: its copulas count too, its numbers are read in its notation and its words are prose."""
     rules = _rules(language)
     if rules:
-        text = _delocalize(text, rules)
+        text = delocalize(text, rules)
     sentence = _concluding_sentence(text, max_sentences)
     if sentence is None:
         return None
@@ -259,7 +278,7 @@ def concluding_statement(text: str, max_sentences: int = 3, language: str | None
         statement = sentence[copula.end() :]
     elif "=" in sentence:
         statement = sentence[sentence.rindex("=") + 1 :]
-    elif (_PROSE_ANY if rules else _PROSE).search(masked):
+    elif (PROSE_ANY if rules else _PROSE).search(masked):
         return None
     else:
         statement = sentence
@@ -303,12 +322,12 @@ def opening_option(text: str, labels, language: str | None = None) -> str | None
     (``language="ko"``): a circled number opens one too ("③ 파리": the third option)."""
     circled = bool(_rules(language) and _rules(language).circled)
     if circled:
-        text = _circled_as_numbers(text)
+        text = circled_as_numbers(text)
     first, *rest = text.strip().split("\n")
     match = _OPTION_FIRST.match(first)
     label = match and (match.group(1) or match.group(2))
     if circled and label and label.isdigit():  # "③ 파리" is the third option, "C" where they are lettered
-        label = _option_number(int(label), labels)
+        label = option_number(int(label), labels)
     if not label or label.upper() not in {str(x).upper() for x in labels} or any(map(_OPTION_FIRST.match, rest)):
         return None
     return label.upper()
@@ -327,7 +346,7 @@ def extract_answer(text: str, options=None, language: str | None = None) -> tupl
     if rules is None:
         return _extract(text, options, _FINAL, _ANSWER_IS, _OPTION_LINE, _refine, conclusion_value, None)
     written: dict[str, str] = {}
-    text = _delocalize(text, rules, written)
+    text = delocalize(text, rules, written)
     answer, rule = _extract(
         text,
         options,
@@ -342,7 +361,7 @@ def extract_answer(text: str, options=None, language: str | None = None) -> tupl
         spelled = _localized_answer(text.strip(), options, rules)
         return (spelled, "last-number") if re.fullmatch(r"-?\d+", spelled) else (None, None)
     if options:  # multiple-choice answers are compared with the options as the question writes them: "3,45"
-        answer = _as_written(answer, written)
+        answer = as_written(answer, written)
     return _localized_answer(answer, options, rules), rule
 
 
@@ -394,8 +413,8 @@ def normalize_answer(s: str | None) -> str:
     option number is its number ("③" → "3", as ``extract_answer`` reads it in Korean)."""
     if not isinstance(s, str):
         return ""
-    if len(s.strip()) == 1 and s.strip() in _CIRCLED:
-        return str(_CIRCLED.index(s.strip()) + 1)
+    if len(s.strip()) == 1 and s.strip() in CIRCLED:
+        return str(CIRCLED.index(s.strip()) + 1)
     previous = None
     while s != previous:
         previous = s
@@ -421,7 +440,7 @@ def parse_options(question: str, language: str | None = None) -> tuple[list[str]
     '(1)', '2)') or inline '(A) x (B) y'; empty lists when none are found. Korean (``language="ko"``):
     lines that open with a circled number ('① 파리') too, labelled '1', '2' …"""
     if _rules(language) and _rules(language).circled:
-        question = _circled_as_numbers(question)
+        question = circled_as_numbers(question)
     found = [(m[1] or m[2], m[3]) for m in _LISTED_OPTION.finditer(question)]
     if len(found) < 2:
         found = [(m[1], m[2].strip()) for m in _INLINE_OPTION.finditer(question)]
@@ -522,7 +541,7 @@ def number_value(answer: str | None, language: str | None = None) -> Fraction | 
     rules = _rules(language)
     if rules:
         word = _word_number(answer, rules)
-        return Fraction(word) if word is not None else number_value(_delocalize(answer, rules))
+        return Fraction(word) if word is not None else number_value(delocalize(answer, rules))
     s, previous = answer.replace("−", "-"), None
     while s != previous:
         previous = s
@@ -613,140 +632,12 @@ def reference_recalls(candidate: str, references: list[str], language: str | Non
     ]
 
 
-# ---- languages: markers, notation and number words of fr, de, es, ko ----------------------------
-_CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
-_CIRCLED_ANY = re.compile(f"[{_CIRCLED}]")
-# numbers in a comma language: "1.234,5" / "1 234,5" (thousands groups, then a decimal comma), "3,5", "3{,}5"
-_THOUSANDS = re.compile(r"(?<![\d.,])[1-9]\d{0,2}(?:(?:\.\d{3})+|(?:[ \u00a0\u202f]\d{3})+)(?:,\d+)?(?![\d]|[.,]\d)")
-_DECIMAL_COMMA = re.compile(r"(?<![\d.,])\d+,\d+(?![\d]|[.,]\d)")
-_KO_COPULA = re.compile(r"\s*(?:이었습니다|였습니다|입니다|이에요|예요|이다|임)$")
-_KO_COUNTER = re.compile(r"(.+?)\s*(?:개|명|권|마리|살|대|장|원|시간|분|초|미터|리터|킬로그램|년)")
-# "③", "③ 파리", "3번": the third option
-_PICKED_NUMBER = re.compile(f"[(\\[]?([{_CIRCLED}])[)\\]]?\\.?(?:\\s+\\S.*)?|(\\d{{1,2}})\\s*번")
-_UNIT_WORDS = re.compile(r"([-+]?\d[\d.,]*(?:/\d+)?)\s+[^\W\d_]+(?:[ '’-][^\W\d_]+)?")  # "4 crayons", "3.5 Liter"
-_PROSE_ANY = re.compile(r"(?<!\w)[^\W\d_]{2,}(?:[ ,]+[^\W\d_]{2,}(?!\w)){2,}")  # three words in a row, any script
-_LANGUAGE_EDGE = " \u00a0\u202f«»‹›„"
-
-
-class LanguageRules(NamedTuple):
-    """How candidates in one language state their answer (added to the English rules, never instead of them)."""
-
-    final: re.Pattern  # "Réponse finale :" (and the English "Final answer:")
-    answer_is: re.Pattern  # "La réponse est", a "Réponse :" line
-    option_line: re.Pattern  # a last line that is an option label
-    copula: re.Pattern  # "est", "ist", "es", "=": the value a concluding sentence states
-    word_copula: re.Pattern  # the same, for the statement of a concluding sentence
-    option_prefix: re.Pattern  # "la B", "Option C": an article or the word "option" before a label
-    numbers: dict[str, int]  # number words, folded (``_fold``)
-    minus: tuple[str, ...]
-    articles: re.Pattern  # dropped for open-QA matching, with the English ones
-    decimal_comma: bool  # "3,5" = 3.5, "1.000" = "1 000" = 1000
-    circled: bool  # circled option numbers ("③")
-    suffixed: bool  # particles and the copula follow a word ("서울입니다"): match word prefixes
-
-
-def _fold(word: str, keep_hangul: bool = False) -> str:
-    """A number word's lookup form: lower case, accents and "ß" folded, hyphens as spaces ("Dix-Sept" → "dix sept")."""
-    word = word.lower().replace("ß", "ss")
-    if not keep_hangul:
-        word = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-    return " ".join(re.split(r"[\s\-]+", word.strip()))
-
-
-def _word_table(words: dict[int, str], keep_hangul: bool = False) -> dict[str, int]:
-    """``{folded word: value}`` from ``{value: "word|variant|…"}``."""
-    return {_fold(w, keep_hangul): n for n, variants in words.items() for w in variants.split("|")}
-
-
-_FR_WORDS = {
-    0: "zéro",
-    1: "un|une",
-    **dict(
-        enumerate("deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize".split(), 2)
-    ),
-    17: "dix-sept",
-    18: "dix-huit",
-    19: "dix-neuf",
-    20: "vingt",
-    30: "trente",
-    40: "quarante",
-    50: "cinquante",
-    60: "soixante",
-    70: "soixante-dix",
-    80: "quatre-vingts|quatre-vingt",
-    90: "quatre-vingt-dix",
-    100: "cent",
-}
-_DE_WORDS = {
-    0: "null",
-    1: "eins|ein|eine",
-    **dict(
-        enumerate(
-            "zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn "
-            "siebzehn achtzehn neunzehn zwanzig".split(),
-            2,
-        )
-    ),
-    30: "dreißig",
-    40: "vierzig",
-    50: "fünfzig",
-    60: "sechzig",
-    70: "siebzig",
-    80: "achtzig",
-    90: "neunzig",
-    100: "hundert|einhundert",
-}
-_ES_WORDS = {
-    0: "cero",
-    1: "uno|una|un",
-    **dict(
-        enumerate(
-            "dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciséis diecisiete "
-            "dieciocho diecinueve veinte".split(),
-            2,
-        )
-    ),
-    30: "treinta",
-    40: "cuarenta",
-    50: "cincuenta",
-    60: "sesenta",
-    70: "setenta",
-    80: "ochenta",
-    90: "noventa",
-    100: "cien|ciento",
-}
-_KO_SINO = "영 일 이 삼 사 오 육 칠 팔 구".split()  # Sino-Korean digits: 이십삼 = 23
-_KO_NATIVE = [
-    "",
-    "하나|한",
-    "둘|두",
-    "셋|세|석",
-    "넷|네",
-    "다섯",
-    "여섯",
-    "일곱",
-    "여덟",
-    "아홉",
-]  # native: 스물셋 = 23
-_KO_NATIVE_TENS = ["", "열", "스물|스무", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
-
-
-def _korean_words() -> dict[int, str]:
-    """0-100 in Sino-Korean (영, 일 … 십, 이십삼, 백) and 1-99 in native Korean (하나 … 열, 스물셋; 한, 두 … before a counter)."""
-    words = {0: "영|공", 100: "백"}
-    for n in range(1, 100):
-        tens, ones = divmod(n, 10)
-        sino = ("" if tens < 2 else _KO_SINO[tens]) + ("십" if tens else "") + (_KO_SINO[ones] if ones else "")
-        native = [t + o for t in _KO_NATIVE_TENS[tens].split("|") for o in (_KO_NATIVE[ones] or "").split("|")]
-        words[n] = "|".join([sino, *native])
-    return words
-
-
+# ---- languages: the markers of fr, de, es, ko (``core.languages``) joined to the English ones -----------
 def _language(
     final: str, answer_is: str, option_words: str, copula: str, word_copula: str, articles: str, **rest
 ) -> LanguageRules:
     """A language's rules, its markers joined to the English ones."""
-    label = r"[A-J]|[" + _CIRCLED + "]" if rest.get("circled") else r"[A-J]"
+    label = r"[A-J]|[" + CIRCLED + "]" if rest.get("circled") else r"[A-J]"
     return LanguageRules(
         final=re.compile(f"{_FINAL.pattern}|{final}", re.IGNORECASE),
         answer_is=re.compile(f"{_ANSWER_IS.pattern}|{answer_is}", re.IGNORECASE | re.MULTILINE),
@@ -758,7 +649,7 @@ def _language(
         copula=re.compile(f"{_COPULA.pattern}|{copula}", re.IGNORECASE),
         word_copula=re.compile(f"{_WORD_COPULA.pattern}|{word_copula}", re.IGNORECASE),
         option_prefix=re.compile(rf"(?i:(?:{articles})\s+)?(?i:(?:option|{option_words})\s+)?"),
-        numbers=_word_table(rest.pop("words"), keep_hangul=rest.get("suffixed", False)),
+        numbers=word_table(rest.pop("words"), keep_hangul=rest.get("suffixed", False)),
         minus=rest.pop("minus"),
         articles=re.compile(rf"\b(?:{articles})\b") if articles else re.compile(r"(?!)"),
         decimal_comma=rest.get("decimal_comma", False),
@@ -767,62 +658,7 @@ def _language(
     )
 
 
-_NEVER = r"(?!)"
-LANGUAGE_RULES: dict[str, LanguageRules] = {
-    "fr": _language(
-        final=r"\br[ée]ponse\s+(?:finale|d[ée]finitive)\s*\**\s*(?::|\best\b\s*:?)\s*\**",
-        answer_is=r"\b(?:la|ma)\s+(?:bonne\s+|vraie\s+)?r[ée]ponse\s+(?:correcte\s+|exacte\s+)?(?:est|serait|sera)"
-        r"(?:\s+(?:donc|alors|bien))?\s*:?|^[ \t>#*_-]*r[ée]ponse[ \t\u00a0\u202f*_]*:",
-        option_words=r"\br[ée]ponse(?:\s+est)?|\bchoix",
-        copula=r"\b(?:est|sont|vaut|valent|[ée]gale?|font|fait|donne)\b(?:\s+(?:donc|alors|exactement|environ|de|"
-        r"[ée]gale?\s+[àa]))*\s*",
-        word_copula=r"\b(?:est|sont|vaut|valent|[ée]gale?|font|fait)\b(?:\s+(?:donc|alors|exactement|de))*(?:\s*:)?",
-        articles="le|la|les|l|un|une|des|du",
-        words=_FR_WORDS,
-        minus=("moins",),
-        decimal_comma=True,
-    ),
-    "de": _language(
-        final=r"\b(?:endg[üu]ltige|finale)\s+antwort\s*\**\s*(?::|\b(?:ist|lautet)\b\s*:?)\s*\**",
-        answer_is=r"\bdie\s+(?:richtige\s+|korrekte\s+)?antwort\s+(?:ist|lautet|w[äa]re)"
-        r"(?:\s+(?:also|daher|somit|demnach))?\s*:?|^[ \t>#*_-]*antwort[ \t*_]*:",
-        option_words=r"\bantwort(?:\s+ist)?|\bauswahl",
-        copula=r"\b(?:ist|sind|betr[äa]gt|betragen|ergibt|ergeben|lautet|macht)\b(?:\s+(?:also|somit|daher|genau|"
-        r"etwa|ungef[äa]hr|insgesamt|gleich))*\s*",
-        word_copula=r"\b(?:ist|sind|betr[äa]gt|betragen|ergibt|ergeben|lautet)\b(?:\s+(?:also|somit|daher|genau))*"
-        r"(?:\s*:)?",
-        articles="der|die|das|den|dem|des|ein|eine|einen|einem|einer|eines",
-        words=_DE_WORDS,
-        minus=("minus",),
-        decimal_comma=True,
-    ),
-    "es": _language(
-        final=r"\brespuesta\s+(?:final|definitiva)\s*\**\s*(?::|\bes\b\s*:?)\s*\**",
-        answer_is=r"\bla\s+respuesta\s+(?:correcta\s+)?(?:es|ser[íi]a)(?:\s+(?:entonces|pues|por\s+tanto))?\s*:?"
-        r"|^[ \t>#*_¿-]*respuesta[ \t*_]*:",
-        option_words=r"\brespuesta(?:\s+es)?|\bopci[óo]n|\balternativa",
-        copula=r"\b(?:es|son|vale|valen|da|dan|equivale\s+a|resulta|queda|quedan)\b(?:\s+(?:entonces|exactamente|"
-        r"aproximadamente|igual\s+a|de|en\s+total))*\s*",
-        word_copula=r"\b(?:es|son|vale|valen|equivale\s+a|resulta)\b(?:\s+(?:entonces|exactamente|igual\s+a))*"
-        r"(?:\s*:)?",
-        articles="el|la|los|las|un|una|unos|unas|lo",
-        words=_ES_WORDS,
-        minus=("menos",),
-        decimal_comma=True,
-    ),
-    "ko": _language(
-        final=r"최종\s*(?:정답|답변|답|결과)(?:\s*[:：]|\s*(?:은|는)(?:\s*바로)?\s*[:：]?)",
-        answer_is=r"(?<![가-힣])(?:정답|해답|답변|답)(?:\s*[:：]|\s*(?:은|는)(?:\s*바로)?\s*[:：]?)",
-        option_words=r"(?<![가-힣])(?:정답|답|보기)\s*(?:은|는)?",
-        copula=r"(?<=[가-힣])(?:은|는|이|가)\s+(?=[-+−]?\d)",  # "남은 사과는 7개입니다": the value after the subject
-        word_copula=_NEVER,  # the copula ends a Korean sentence: no statement follows it
-        articles="",
-        words=_korean_words(),
-        minus=("마이너스",),
-        circled=True,
-        suffixed=True,
-    ),
-}
+LANGUAGE_RULES: dict[str, LanguageRules] = {code: _language(**markers) for code, markers in LANGUAGE_MARKERS.items()}
 
 
 def language_code(language) -> str:
@@ -843,57 +679,16 @@ def _rules(language) -> LanguageRules | None:
     return LANGUAGE_RULES.get(language_code(language)) if language is not None else None
 
 
-def _circled_as_numbers(text: str) -> str:
-    """Circled option numbers as numbered labels: "③ 파리" → "(3) 파리"."""
-    return _CIRCLED_ANY.sub(lambda m: f"({_CIRCLED.index(m.group()) + 1})", text)
-
-
-def _option_number(n: int, labels) -> str:
-    """The label of the n-th option: the n-th letter where the question letters them, else the number."""
-    labels = [str(x) for x in labels or ()]
-    if labels and all(x.isalpha() for x in labels) and 1 <= n <= len(labels):
-        return labels[n - 1].upper()
-    return str(n)
-
-
-def _delocalize(text: str, rules: LanguageRules, written: dict[str, str] | None = None) -> str:
-    """Numbers of a comma language in English notation: "1.234,5" / "1 234,5" → "1234.5", "3,5" / "3{,}5" → "3.5"
-    (a dot before other than three digits stays a decimal point: "3.14"; "1, 2, 3" stays a list). ``written``
-    collects each rewritten number and how the text wrote it."""
-    if not rules.decimal_comma or not any(c.isdigit() for c in text):
-        return text
-
-    def rewrite(match: re.Match) -> str:
-        english = re.sub(r"[.\s]", "", match.group()).replace(",", ".")
-        if written is not None:
-            written.setdefault(english, match.group())
-        return english
-
-    text = text.replace("{,}", ",")
-    text = _THOUSANDS.sub(rewrite, text)
-    return _DECIMAL_COMMA.sub(rewrite, text)
-
-
-def _as_written(answer: str, written: dict[str, str]) -> str:
-    """An answer read from rewritten numbers, in the notation the candidate wrote them ("3.45" → "3,45")."""
-    if not written:
-        return answer
-    pattern = re.compile(
-        r"(?<![\d.])(?:" + "|".join(map(re.escape, sorted(written, key=len, reverse=True))) + r")(?![\d])"
-    )
-    return pattern.sub(lambda m: written[m.group()], answer)
-
-
 def _refine_in(answer: str, rules: LanguageRules) -> str:
     """A marker's answer that is a whole sentence, in any script, gives the value its copula states."""
-    if _PROSE_ANY.search(re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", answer)):
+    if PROSE_ANY.search(re.sub(r"\$[^$]*\$|\\\(.*?\\\)", " ", answer)):
         return _copula_value(answer, rules.copula)[0] or answer
     return answer
 
 
 def _word_number(answer: str, rules: LanguageRules) -> int | None:
     """The value of an answer that is one number word of the language ("sept", "moins trois", "열둘"), else None."""
-    s = _fold(answer.strip(_EDGE_PUNCT + _LANGUAGE_EDGE).strip(_EMPHASIS), keep_hangul=rules.suffixed)
+    s = fold(answer.strip(_EDGE_PUNCT + LANGUAGE_EDGE).strip(_EMPHASIS), keep_hangul=rules.suffixed)
     sign = 1
     for minus in rules.minus:
         if s.startswith(minus + " "):
@@ -908,17 +703,17 @@ def _localized_answer(answer: str, options, rules: LanguageRules) -> str:
     option as its label ("③", "③ 파리", "3번" → "C" or "3"; "la B" → "B") and a number word as its digits
     ("sept" → "7")."""
     found = answer
-    answer = answer.strip(_LANGUAGE_EDGE) or answer
+    answer = answer.strip(LANGUAGE_EDGE) or answer
     if rules.suffixed:
-        answer = _KO_COPULA.sub("", answer).strip() or answer
-    if rules.circled and (picked := _PICKED_NUMBER.fullmatch(answer)):
+        answer = KO_COPULA.sub("", answer).strip() or answer
+    if rules.circled and (picked := PICKED_NUMBER.fullmatch(answer)):
         circled, number = picked.groups()
-        return _option_number(_CIRCLED.index(circled) + 1 if circled else int(number), options)
-    if rules.suffixed and (counted := _KO_COUNTER.fullmatch(answer)):
+        return option_number(CIRCLED.index(circled) + 1 if circled else int(number), options)
+    if rules.suffixed and (counted := KO_COUNTER.fullmatch(answer)):
         stem = counted.group(1).strip()
         if _word_number(stem, rules) is not None or number_value(stem) is not None:
             answer = stem
-    if not options and (unit := _UNIT_WORDS.fullmatch(answer)) and number_value(unit.group(1)) is not None:
+    if not options and (unit := UNIT_WORDS.fullmatch(answer)) and number_value(unit.group(1)) is not None:
         return unit.group(1)  # the number without its unit word: "4 crayons" → "4" (Math-Verify reads words as symbols)
     label = rules.option_prefix.sub("", answer, count=1)
     if label != answer and option_letter(label) and _OPTION.match(label.strip().strip(_EMPHASIS)):
@@ -927,56 +722,3 @@ def _localized_answer(answer: str, options, rules: LanguageRules) -> str:
     if word is not None:
         return str(word)
     return answer or found
-
-
-# ----------------------------------------------------------------------------- categories
-_LABEL = re.compile(r"\s*[(\[]?([A-Ja-j]|\d{1,2})[)\].:]?\s*")
-_MATH_QUESTION = re.compile(
-    r"\\(?:frac|dfrac|sqrt|cdot|times|pi)|\$|\^|\d\s*[-+*/=<>]\s*\d|\b(?:compute|calculate|evaluate|simplify|solve|"
-    r"how many|how much|what is the (?:largest|smallest|greatest|least|value|sum|product|number|probability|remainder)|"
-    r"find|integers?|equations?|functions?|digits?)\b|\d",
-    re.IGNORECASE,
-)
-_MATH_REFERENCE = re.compile(r"(?=.*\d)[\w\s\\{}()\[\]^*/+\-.,=<>√π|!$%]{1,80}")
-_STRONG_MATH = re.compile(  # a question that is math whatever its answer ("Yes", "No integer solutions")
-    r"\^|\\(?:frac|sqrt)|\b[a-z]\s*[=<>≥≤]\s*[-\w(]|\d\s*[-+*/=<>≥≤]\s*\d|\b(?:integers?|primes?|equations?|polynomials?)\b"
-)
-_PASSAGE_WORD = re.compile(
-    r"\b(?:passage|context|article|paragraph|document)\b|(?:^|\s)(?:Q|Question)\s*:|\bAnswer the question\s*:",
-    re.IGNORECASE,
-)
-_PASSAGE_CHARS = 200  # a question this long may hold a passage
-
-
-def infer_category(question: str | None, references: list[str]) -> str:
-    """The category of a row that names none, from the row alone, so that every entry point reads it the same way:
-    ``multiple_choice`` when the question lists options and every reference is one of their labels or texts;
-    ``context_extraction`` when a long question holds a passage (it says so — "passage", "context", … — or holds
-    every reference that is not a number); ``open_math`` when the question is plainly math (powers, equations, "integers", …),
-    or when every reference is a number or a math expression and the question reads as math (digits, operators,
-    "how many", "compute", …) or is missing; ``open_qa`` for any other
-    question; ``other`` without a question."""
-    if question:
-        labels, texts = parse_options(question)
-        known = {label.upper() for label in labels} | {text.strip().lower() for text in texts}
-        if labels and all(_option_reference(ref, known) for ref in references):
-            return "multiple_choice"
-        if len(question) >= _PASSAGE_CHARS and (_PASSAGE_WORD.search(question) or _all_quoted(question, references)):
-            return "context_extraction"
-    if (question and _STRONG_MATH.search(question)) or (
-        all(_MATH_REFERENCE.fullmatch(ref.strip()) for ref in references)
-        and (not question or _MATH_QUESTION.search(question))
-    ):
-        return "open_math"
-    return "open_qa" if question else "other"
-
-
-def _option_reference(ref: str, known: set[str]) -> bool:
-    match = _LABEL.fullmatch(ref)
-    return (match is not None and match[1].upper() in known) or ref.strip().lower() in known
-
-
-def _all_quoted(question: str, references: list[str]) -> bool:
-    """Whether the question holds every reference that is not a number (a passage the answer is taken from)."""
-    lowered, words = question.lower(), [ref.strip().lower() for ref in references if number_value(ref) is None]
-    return bool(words) and all(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", lowered) for w in words)

@@ -1,7 +1,7 @@
 """The record schema: the one contract between stages.
 
 Fields: ``id``; ``task``; ``category`` (``CATEGORIES``; a row without one gets the category its question and
-references show, ``extract.infer_category``); ``question`` (or null); ``candidate`` (the answer
+references show, ``categories.infer_category``); ``question`` (or null); ``candidate`` (the answer
 judged); ``references`` (acceptable answers, a list; a single ``reference`` string is accepted); ``label``
 (1 correct, 0 wrong, null); ``label_source`` (who labelled: ``human:<who>`` only for people,
 ``read:llm-agent`` for rows LLM agents read, ``rule:…``, ``synthetic:…``); ``candidate_model``; ``split``;
@@ -25,8 +25,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bertjudge.core.categories import infer_category
 from bertjudge.core.errors import BertJudgeError
-from bertjudge.core.extract import infer_category
 
 CATEGORIES = ("multiple_choice", "context_extraction", "open_math", "open_qa", "other")
 SCHEMA_FIELDS = (

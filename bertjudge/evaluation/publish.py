@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from bertjudge.evaluation import bench
+from bertjudge.evaluation import bench, bench_results, bench_timing
 from bertjudge.zoo import registry as zoo
 
 
@@ -71,8 +71,8 @@ def publish(
     architecture: str | None = None,
     results_dir: str | os.PathLike | None = None,
     timing: bool = True,
-    min_run_time: float = bench.MIN_RUN_TIME,
-    max_load: float = bench.MAX_LOAD,
+    min_run_time: float = bench_timing.MIN_RUN_TIME,
+    max_load: float = bench_timing.MAX_LOAD,
 ) -> dict:
     """Measure, card, copy and register an exported judge folder; returns the registry entry. A cost row
     timed on a busy machine is written marked ``busy`` (the card says so; the zoo table leaves it out
@@ -106,9 +106,9 @@ def publish(
         min_run_time=min_run_time,
         max_load=max_load,
     )
-    bench.write_results([cost], "cost", results_dir)
+    bench_results.write_results([cost], "cost", results_dir)
     if accuracy:
-        bench.write_results([accuracy], "accuracy", results_dir)
+        bench_results.write_results([accuracy], "accuracy", results_dir)
 
     with tempfile.TemporaryDirectory() as staging:
         stage = Path(staging) / name
@@ -188,24 +188,24 @@ def render_readme(registry: str | os.PathLike | None = None, results_dir: str | 
             "Measured with `python -m bertjudge bench run` (protocol: benchmarks/README.md). Rows without a "
             "trained judge (tag `arch`, `direct`, `reasoning`) cost the architecture with random weights; token "
             "lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
-            f"Accuracy is measured on the frozen real-output test set {bench.EVAL_SET} "
+            f"Accuracy is measured on the frozen real-output test set {bench_results.EVAL_SET} "
             "(`data/real/real-test-v1.jsonl.gz`, every row: its 2,615 rows are 2,075 open QA, 180 multiple "
             "choice, 180 extraction, 180 math), overall and per category, for the judges that run here. "
             f"Accuracies measured on another set (the synthetic embedded test split, before) are not shown: "
-            f'such rows say "not measured on {bench.EVAL_SET} yet". An accuracy the authors quoted on their own '
-            "test set is shown in parentheses with its source; it is not comparable and is left out of the "
-            f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench.EVAL_SET} accuracy). Latency is "
-            "the median of `torch.utils.benchmark` runs at batch 1; a row timed while other processes took "
-            "more of the CPUs than `bench run --max-load` allows is marked busy and left out (named under "
+            f'such rows say "not measured on {bench_results.EVAL_SET} yet". An accuracy the authors quoted on their '
+            "own test set is shown in parentheses with its source; it is not comparable and is left out of the "
+            f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench_results.EVAL_SET} accuracy). "
+            "Latency is the median of `torch.utils.benchmark` runs at batch 1; a row timed while other processes "
+            "took more of the CPUs than `bench run --max-load` allows is marked busy and left out (named under "
             "its table)."
         ),
         "",
     ]
-    tables, busy = bench.result_tables(results_dir), bench.busy_rows(results_dir)
+    tables, busy = bench_results.result_tables(results_dir), bench_results.busy_rows(results_dir)
     if not tables:
         lines.append("No results yet: run `python -m bertjudge bench run`.")
     for title, rows in tables.items():
-        lines += [f"### {title}", "", bench.markdown_table(rows), ""]
+        lines += [f"### {title}", "", bench_results.markdown_table(rows), ""]
         if busy.get(title):
             names = ", ".join(f"`{name}`" for name in busy[title])
             lines += [f"Left out, timed on a busy machine (measure again when idle): {names}.", ""]
@@ -229,7 +229,7 @@ def write_readme(
 
 def regenerate(
     readme: str | os.PathLike | None = zoo.DEFAULT_README,
-    plot: str | os.PathLike | None = bench.PARETO_PNG,
+    plot: str | os.PathLike | None = bench_results.PARETO_PNG,
     registry: str | os.PathLike | None = None,
     results_dir: str | os.PathLike | None = None,
     table: str = "cost-cpu-fp32",
@@ -241,9 +241,11 @@ def regenerate(
     if readme is not None:
         written.append(write_readme(readme, registry, results_dir))
     if plot is not None:
-        tables = bench.result_tables(results_dir)
+        tables = bench_results.result_tables(results_dir)
         title = next((t for t in tables if t.startswith(table)), None)
         if title is None:
-            raise bench.BenchError(f"no results file starting with {table!r} in {results_dir or bench.RESULTS_DIR}")
-        written.append(bench.plot_pareto(tables[title], plot))
+            raise bench.BenchError(
+                f"no results file starting with {table!r} in {results_dir or bench_results.RESULTS_DIR}"
+            )
+        written.append(bench_results.plot_pareto(tables[title], plot))
     return written

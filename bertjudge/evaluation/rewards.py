@@ -74,7 +74,7 @@ class BertJudgeReward:
         question_column: the column with the question; None: the question is read from the prompt.
         category_column: the column with each row's category (``multiple_choice``, ``open_math``…, see
             ``bertjudge.core.records.CATEGORIES``), which changes how some formats read an answer; None: each row's
-            category is inferred from its question and references (``core.extract.infer_category``).
+            category is inferred from its question and references (``core.categories.infer_category``).
         hard: return the verdict (1.0 at or above the judge's threshold, else 0.0) instead of P(correct).
         batch_size: rows per forward pass of the judge.
         name: the reward's name in TRL's logs (``rewards/<name>/mean``); default ``bertjudge`` (``bertjudge_hard``).

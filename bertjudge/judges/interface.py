@@ -43,7 +43,8 @@ class BaseJudge(ABC):
         """P(correct) for parallel lists; a reference may be a string or a list of acceptable answers.
         ``categories`` (one per row, or one for all: ``multiple_choice``, ``open_math``…) reads each row as
         ``judge`` and ``evaluate`` read a record of that category; without it each row's category is inferred from
-        its question and references (``core.extract.infer_category``), as every entry point does for a row without one."""
+        its question and references (``core.categories.infer_category``), as every entry point does for a row without
+        one."""
         if not len(questions) == len(candidates) == len(references):
             raise ValueError("questions, candidates and references must have the same length")
         if categories is None or isinstance(categories, str):

@@ -35,6 +35,7 @@ from bertjudge.core.formats import FormatError, JudgeFormat
 from bertjudge.core.version import __version__
 
 DEFAULT_REGISTRY = Path(__file__).with_name("registry.yaml")  # package data
+ARCHITECTURES_FILE = Path(__file__).with_name("architectures.yaml")  # package data: the configs bench costs
 DEFAULT_README = Path("zoo") / "README.md"  # in the project checkout
 JUDGE_FILE = "judge.json"
 UNSAFE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
@@ -177,6 +178,13 @@ def is_registered(name: str, registry: str | os.PathLike | None = None) -> bool:
         return NAME_RE.match(name) is not None and name in load_registry(registry)
     except ZooError:
         return False
+
+
+def load_architectures(path: str | os.PathLike | None = None) -> dict[str, dict]:
+    """The architectures ``bench`` costs, by the key an entry's ``architecture`` names (``architectures.yaml``):
+    ``hub_id``, ``kind`` (``encoder`` or ``causal``), ``model_type`` and ``config`` (the values of the model's
+    config.json on the Hub)."""
+    return yaml.safe_load(Path(path or ARCHITECTURES_FILE).read_text(encoding="utf-8"))
 
 
 # --- hashing and the cache ------------------------------------------------------------------------

@@ -1,0 +1,312 @@
+"""The results files of ``bench`` (``bertjudge.evaluation.bench``) and what is made from them.
+
+Results go to ``benchmarks/results/<kind>-<device>-<dtype>-torch<version>.csv`` (kind ``cost`` or ``accuracy``), one
+row per judge keyed by its zoo name, written atomically (``write_results``). ``result_tables`` joins each cost file's
+rows (those timed on a busy machine left out) with their accuracy on real-test-v1 and marks the Pareto front;
+``markdown_table`` and ``plot_pareto`` render them for ``zoo/README.md`` and ``benchmarks/pareto.png``."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+
+ROOT = Path(".")  # the project checkout bench runs in: its CSVs, plot and real test set
+RESULTS_DIR = ROOT / "benchmarks" / "results"
+QUOTED_FILE = ROOT / "benchmarks" / "quoted.csv"
+PARETO_PNG = ROOT / "benchmarks" / "pareto.png"
+COST_FIELDS = [
+    "name",
+    "judge_kind",
+    "architecture",
+    "config_source",
+    "weights",
+    "params",
+    "tokens",
+    "length_source",
+    "flops",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "throughput_per_s",
+    "best_batch_size",
+    "peak_mem_mb",
+    "timing_runs",
+    "calls_per_run",
+    "latency_spread",
+    "rounds",
+    "machine_gflops",
+    "device",
+    "dtype",
+    "hardware",
+    "torch",
+    "transformers",
+    "measured_at",
+    "loadavg_before",
+    "loadavg_after",
+    "other_load",
+    "busy",
+    "notes",
+]
+EVAL_SET = "real-test-v1"  # only accuracy rows of this set are shown (table, plot, Pareto front)
+CATEGORIES = ("open_qa", "multiple_choice", "context_extraction", "open_math")
+ACCURACY_FIELDS = [
+    "name",
+    "accuracy",
+    *(f"acc_{c}" for c in CATEGORIES),
+    "n",
+    "eval_set",
+    "eval_sha256",
+    "source",
+    "device",
+    "dtype",
+    "torch",
+    "measured_at",
+]
+QUOTED_FIELDS = ["name", "accuracy", "eval_set", "source"]
+
+
+# --- results files ----------------------------------------------------------------------------------
+def results_file(kind: str, row: dict, results_dir=None) -> Path:
+    return Path(results_dir or RESULTS_DIR) / f"{kind}-{row['device']}-{row['dtype']}-torch{row['torch']}.csv"
+
+
+def read_csv(path: Path) -> list[dict]:
+    if not path.is_file():
+        return []
+    with open(path, newline="") as handle:
+        return [row for row in csv.DictReader(line for line in handle if not line.startswith("#"))]
+
+
+def write_results(rows: list[dict], kind: str, results_dir=None) -> list[Path]:
+    """Insert or replace rows (by name) in their results files, atomically; returns the files."""
+    fields = COST_FIELDS if kind == "cost" else ACCURACY_FIELDS
+    by_file: dict[Path, list[dict]] = {}
+    for row in rows:
+        by_file.setdefault(results_file(kind, row, results_dir), []).append(row)
+    for path, new in by_file.items():
+        names = {row["name"] for row in new}
+        merged = [row for row in read_csv(path) if row["name"] not in names] + new
+        merged.sort(key=lambda row: row["name"])
+        write_table(path, [{key: _fmt_cell(row.get(key)) for key in fields} for row in merged], fields)
+    return list(by_file)
+
+
+def write_table(path, rows: list[dict], fields: list[str] | None = None) -> Path:
+    """``rows`` as a CSV file at ``path`` (columns ``fields``, default the first row's keys), written atomically:
+    a temporary sibling renamed over it. The benchmark scripts' results files are written with it too."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields or list(rows[0]), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+    return path
+
+
+def _fmt_cell(value):
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:.6e}"
+    return "" if value is None else value
+
+
+# --- the Pareto table and plot ------------------------------------------------------------------------
+def _float(value) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def pareto_front(points: list[tuple[str, float, float]]) -> set[str]:
+    """Names of the points (name, flops, accuracy) that no other point beats on both axes."""
+    front, best = set(), -math.inf
+    for name, _, accuracy in sorted(points, key=lambda p: (p[1], -p[2])):
+        if accuracy > best:
+            front.add(name)
+            best = accuracy
+    return front
+
+
+def row_is_busy(row: dict) -> bool:
+    """A results row written with ``--allow-busy`` while other processes loaded the machine."""
+    return str(row.get("busy") or "").strip().lower() in ("yes", "true", "1")
+
+
+def busy_rows(results_dir=None) -> dict[str, list[str]]:
+    """Per cost file (by its stem), the names of the rows left out of the table for being busy."""
+    return {
+        path.stem: names
+        for path in sorted(Path(results_dir or RESULTS_DIR).glob("cost-*.csv"))
+        if (names := [row["name"] for row in read_csv(path) if row_is_busy(row)])
+    }
+
+
+def result_tables(results_dir=None, quoted_file=None) -> dict[str, list[dict]]:
+    """Per cost file: its rows (but those timed on a busy machine: ``busy_rows``) joined with their
+    accuracy on real-test-v1, overall (``accuracy``) and per category (``acc_<category>``), measured on
+    the same device and dtype, else on any; the Pareto front flag (real-test-v1 accuracies only).
+    Accuracy rows of another evaluation set are left out (``accuracy_source`` says so); a quoted
+    accuracy (the authors' figure on their own test set) is kept apart in ``quoted_accuracy``, out of
+    the front and the plot."""
+    results_dir = Path(results_dir or RESULTS_DIR)
+    measured: dict[str, dict] = {}
+    other_sets: dict[str, set[str]] = {}
+    for path in sorted(results_dir.glob("accuracy-*.csv")):
+        for row in read_csv(path):
+            if row.get("eval_set") == EVAL_SET:
+                measured.setdefault(row["name"], row)
+            else:
+                other_sets.setdefault(row["name"], set()).add(row.get("eval_set") or "unknown set")
+    quoted = {row["name"]: row for row in read_csv(Path(quoted_file or QUOTED_FILE))}
+    tables = {}
+    for path in sorted(results_dir.glob("cost-*.csv")):
+        same = {
+            row["name"]: row
+            for row in read_csv(path.with_name(path.name.replace("cost-", "accuracy-", 1)))
+            if row.get("eval_set") == EVAL_SET
+        }
+        rows = []
+        for row in read_csv(path):
+            if row_is_busy(row):  # timed on a busy machine: its timings say nothing about the judge
+                continue
+            acc = same.get(row["name"]) or measured.get(row["name"]) or {}
+            row.update(
+                accuracy=acc.get("accuracy", ""),
+                **{f"acc_{c}": acc.get(f"acc_{c}", "") for c in CATEGORIES},
+                quoted_accuracy="",
+                accuracy_source="",
+            )
+            if acc:
+                row["accuracy_source"] = f"measured, {EVAL_SET} (sha256 {acc.get('eval_sha256') or '?'}, n={acc['n']})"
+            elif row["name"] in quoted:
+                q = quoted[row["name"]]
+                row.update(
+                    quoted_accuracy=q["accuracy"],
+                    accuracy_source=f"quoted on another test set, not {EVAL_SET}: {q['source']} ({q['eval_set']})",
+                )
+            elif row["name"] in other_sets:
+                row["accuracy_source"] = (
+                    f"not measured on {EVAL_SET} yet; only on {', '.join(sorted(other_sets[row['name']]))}"
+                )
+            rows.append(row)
+        points = [(r["name"], _float(r["flops"]), _float(r["accuracy"])) for r in rows]
+        front = pareto_front([p for p in points if p[1] is not None and p[2] is not None])
+        for row in rows:
+            row["front"] = row["name"] in front
+        rows.sort(key=lambda r: (_float(r["flops"]) if _float(r["flops"]) is not None else math.inf, r["name"]))
+        tables[path.stem] = rows
+    return tables
+
+
+def _num(value, scale: float = 1.0, digits: int = 3) -> str:
+    x = _float(value)
+    return "" if x is None else f"{x / scale:.{digits}g}"
+
+
+CATEGORY_HEADERS = {
+    "open_qa": "open QA",
+    "multiple_choice": "MC",
+    "context_extraction": "extraction",
+    "open_math": "math",
+}
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The Pareto table of one cost file, as Markdown: accuracy on real-test-v1, overall and per category."""
+    categories = " | ".join(CATEGORY_HEADERS[c] for c in CATEGORIES)
+    lines = [
+        "| judge | kind | params (M) | tokens | GFLOPs / judgment | latency p50 / p95 (ms) | "
+        f"throughput (/s, batch) | peak mem (MB) | accuracy ({EVAL_SET}) | {categories} | front |",
+        "|" + "---|" * (10 + len(CATEGORIES)),
+    ]
+    for r in rows:
+        latency = f"{_num(r['latency_p50_ms'])} / {_num(r['latency_p95_ms'])}" if r["latency_p50_ms"] else "not timed"
+        throughput = f"{_num(r['throughput_per_s'])} (b={r['best_batch_size']})" if r["throughput_per_s"] else ""
+        if r["accuracy"]:
+            accuracy = f"{float(r['accuracy']):.3f}"
+        elif r["quoted_accuracy"]:
+            accuracy = f"({float(r['quoted_accuracy']):.3f}: {r['accuracy_source']})"
+        else:
+            accuracy = f"n/a ({r['accuracy_source']})" if r["accuracy_source"] else "n/a"
+        per_category = " | ".join(_num(r[f"acc_{c}"]) for c in CATEGORIES)
+        lines.append(
+            f"| `{r['name']}` | {r['judge_kind']} | {_num(r['params'], 1e6)} | {r['tokens']} | "
+            f"{_num(r['flops'], 1e9, 4)} | {latency} | {throughput} | {_num(r['peak_mem_mb'], 1, 4)} | "
+            f"{accuracy} | {per_category} | {'*' if r['front'] else ''} |"
+        )
+    return "\n".join(lines)
+
+
+def plot_pareto(rows: list[dict], path=None) -> Path:
+    """Accuracy on real-test-v1 against FLOPs per judgment (log scale), the front highlighted; judges
+    without a real-test-v1 accuracy (quoted ones included) are marked along the bottom. FLOPs of 0
+    (rules) are drawn at the left edge."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    path = Path(path or PARETO_PNG)
+    positive = [_float(r["flops"]) for r in rows if (_float(r["flops"]) or 0) > 0]
+    floor = min(positive) / 30 if positive else 1.0
+    fig, ax = plt.subplots(figsize=(10, 6))
+    scored = [r for r in rows if r["accuracy"] and _float(r["flops"]) is not None]
+    unscored = [r for r in rows if not r["accuracy"] and _float(r["flops"]) is not None]
+
+    def x(r):
+        return max(_float(r["flops"]), floor)
+
+    for r in scored:
+        ax.scatter(x(r), float(r["accuracy"]), s=60, color="tab:red" if r["front"] else "tab:blue", zorder=3)
+        label = r["name"] + (" (0 FLOPs)" if _float(r["flops"]) == 0 else "")
+        ax.annotate(label, (x(r), float(r["accuracy"])), textcoords="offset points", xytext=(5, 5), fontsize=8)
+    front = sorted((r for r in scored if r["front"]), key=x)
+    if front:
+        ax.step(
+            [x(r) for r in front],
+            [float(r["accuracy"]) for r in front],
+            where="post",
+            color="tab:red",
+            label="Pareto front",
+        )
+    ax.set_xscale("log")
+    ax.set_xlabel("FLOPs per judgment (log scale)")
+    ax.set_ylabel(f"accuracy on {EVAL_SET}")
+    ymin = min([float(r["accuracy"]) for r in scored] + [0.5]) - 0.08
+    ax.set_ylim(ymin, 1.0)
+    same_cost: dict[float, list[str]] = {}
+    for r in unscored:
+        same_cost.setdefault(x(r), []).append(r["name"])
+    for i, (flops, names) in enumerate(sorted(same_cost.items())):
+        label = names[0] + (f" (+{len(names) - 1} of the same cost)" if len(names) > 1 else "")
+        ax.scatter(flops, ymin + 0.01, marker="|", s=200, color="gray")
+        ax.annotate(
+            label,
+            (flops, ymin + 0.01),
+            rotation=60,
+            fontsize=7,
+            color="gray",
+            textcoords="offset points",
+            xytext=(2, 6 + 4 * (i % 2)),
+        )
+    ax.set_title(f"bertjudge: accuracy on {EVAL_SET} vs compute (gray ticks: no {EVAL_SET} accuracy yet)")
+    ax.grid(True, which="both", alpha=0.3)
+    if front:
+        ax.legend(loc="upper right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
+
+
+def flops_ratio(
+    rows: list[dict], big: str = "qwen3-14b.direct", small: str = "eurobert-210m.bertjudge"
+) -> float | None:
+    flops = {r["name"]: _float(r["flops"]) for r in rows}
+    return flops[big] / flops[small] if flops.get(big) and flops.get(small) else None
