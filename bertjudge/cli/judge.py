@@ -26,7 +26,10 @@ def parser() -> argparse.ArgumentParser:
         "--output scored.jsonl",
     )
     p.add_argument(
-        "--judge", required=True, help=f"'regex', 'contains', the folder of an exported judge, a zoo name, {SPEC_HELP}"
+        "--judge",
+        required=True,
+        help="'regex', 'contains', the folder of an exported judge, a zoo name, the URL of a judge server "
+        f"(http://HOST:PORT, from `python -m bertjudge serve`; token in $BERTJUDGE_TOKEN), {SPEC_HELP}",
     )
     p.add_argument("--input", required=True, help="rows to score (.jsonl, .jsonl.gz or .parquet)")
     p.add_argument(

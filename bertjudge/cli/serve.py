@@ -28,6 +28,8 @@ def parser() -> argparse.ArgumentParser:
   GET  /health    200 "ok" once every worker has loaded the judge, 503 before
   GET  /metrics   Prometheus: requests, rows, latency, failures, dynamic batch sizes
   GET  /docs      the API (OpenAPI at /openapi.json)
+  GET  /info      the judge (name, kind, threshold, fingerprint) and the limits; what a client's
+                  Judge.load("http://HOST:PORT") reads (`judge --judge http://HOST:PORT` scores with it)
 
 Requests that arrive together are scored together (dynamic batching): a worker takes up to
 --max-batch-size waiting requests, waiting at most --batch-timeout seconds for them. With a token

@@ -5,3 +5,9 @@
 class BertJudgeError(Exception):
     """Base of every error bertjudge raises on purpose (bad records, formats, judge folders, zoo entries,
     failed rows, calibration data, soups, backends)."""
+
+
+class JudgeUnavailable(BertJudgeError):
+    """The judge itself cannot answer, whatever the rows: a judge server that is not reachable after retries or
+    refuses the client. A run (``judge``, ``evaluate``) stops on it, keeping the rows done for a rerun, instead of
+    writing each row as failed."""

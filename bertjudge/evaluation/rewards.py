@@ -16,10 +16,15 @@ TRL counts as "no reward from this function".
     reward = BertJudgeReward("runs/quickstart/judge")            # any Judge.load spec, or a judge
     trainer = GRPOTrainer(model=..., reward_funcs=[reward], train_dataset=dataset,  # columns: prompt, reference
                           args=GRPOConfig(...))
+
+A judge served by ``python -m bertjudge serve`` is a spec like any other (``BertJudgeReward("http://host:8000")``);
+``AsyncBertJudgeReward`` is the same reward as an async function, which TRL awaits on its event loop without
+blocking it (the remote judge's ``ascore_records``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 
@@ -142,8 +147,32 @@ class BertJudgeReward:
         if not completions:
             return []
         scores = self.judge.score_records(self.records(prompts, completions, **kwargs), batch_size=self.batch_size)
+        return self.rewards(scores)
+
+    def rewards(self, scores) -> list[float | None]:
+        """The rewards of the judge's scores: P(correct), or the verdict with ``hard``; None where no verdict."""
         threshold = float(self.judge.threshold)
         return [None if math.isnan(s) else float(s >= threshold) if self.hard else float(s) for s in map(float, scores)]
 
     def __repr__(self) -> str:
-        return f"BertJudgeReward({self.judge.name!r}, reference_column={self.reference_column!r}, hard={self.hard})"
+        return (
+            f"{type(self).__name__}({self.judge.name!r}, reference_column={self.reference_column!r}, hard={self.hard})"
+        )
+
+
+class AsyncBertJudgeReward(BertJudgeReward):
+    """``BertJudgeReward`` as an async reward function: TRL's ``GRPOTrainer`` awaits it on its event loop, beside its
+    other async reward functions, so that a judge served elsewhere (``BertJudgeReward("http://host:8000")``, a
+    ``judges.remote.RemoteJudge``) scores while the rest goes on. A judge with ``ascore_records`` (the remote
+    judge) is awaited directly; any other is run in a worker thread (``asyncio.to_thread``). Same arguments and
+    rewards as ``BertJudgeReward``."""
+
+    async def __call__(self, prompts: list, completions: list, **kwargs) -> list[float | None]:
+        if not completions:
+            return []
+        records = self.records(prompts, completions, **kwargs)
+        if callable(getattr(self.judge, "ascore_records", None)):
+            scores = await self.judge.ascore_records(records, batch_size=self.batch_size)
+        else:
+            scores = await asyncio.to_thread(self.judge.score_records, records, batch_size=self.batch_size)
+        return self.rewards(scores)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bertjudge.core.errors import BertJudgeError
+from bertjudge.core.errors import BertJudgeError, JudgeUnavailable
 from bertjudge.core.records import RecordError, check_output_suffix, input_hash, iter_located, row_hash
 from bertjudge.core.resumable import PartialFile, changed_keys, partial_path, shown_keys
 from bertjudge.judges.interface import verdict_fields
@@ -49,7 +49,8 @@ __all__ = [
 ]
 
 SCORING_FIELDS = ("unparsed", "error", "error_type", "error_type_prob")  # written by scoring: never kept from input
-FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit)  # stop the run; any other exception fails a row
+# stop the run (a judge that cannot answer at all: a server down); any other exception fails a row
+FATAL = (KeyboardInterrupt, SystemExit, GeneratorExit, JudgeUnavailable)
 RESTART_HINT = "rerun with --restart to score every row again"
 
 

@@ -14,7 +14,9 @@ import importlib
 from bertjudge.core.judge_file import JudgeFileError
 from bertjudge.judges.interface import BaseJudge
 
-# judge.json's "class" of every judge kind bertjudge exports; nothing is imported until a folder asks for it
+# judge.json's "class" of every judge kind bertjudge exports; nothing is imported until a folder asks for it.
+# Not here, on purpose: bertjudge.judges.remote.RemoteJudge (a judge served over HTTP) is loaded by its URL only; a
+# folder naming it would send the rows, and $BERTJUDGE_TOKEN, to whatever server a downloaded folder names.
 JUDGE_CLASSES: set[str] = {
     "bertjudge.judges.encoder.EncoderJudge",
     "bertjudge.judges.generative.GenerativeJudge",

@@ -1,7 +1,9 @@
 """The Python API: ``Judge.load(spec)`` then ``judge.score(questions, candidates, references)``.
 
 One spec grammar for every command and for Python: ``regex``, ``contains``, an exported judge folder,
-a zoo name, a Hugging Face Hub id (``org/name``, ``org/name@revision``), or a routing judge over such specs
+a zoo name, a Hugging Face Hub id (``org/name``, ``org/name@revision``), the URL of a judge server
+(``http://host:port`` or ``https://…``: the judge ``python -m bertjudge serve`` serves there, as a
+``judges.remote.RemoteJudge``; its bearer token from ``$BERTJUDGE_TOKEN``), or a routing judge over such specs
 (``hybrid:<judge>``, ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``).
 
 A Hub id is fetched with ``huggingface_hub.snapshot_download`` (offline, ``HF_HUB_OFFLINE=1``: from the
@@ -38,6 +40,7 @@ from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.kinds import judge_class
 from bertjudge.judges.regex import ContainsJudge, RegexJudge
+from bertjudge.judges.remote import RemoteJudge, is_remote
 from bertjudge.judges.routing import (
     SPEC_HELP,
     ByCategoryJudge,
@@ -68,7 +71,9 @@ class Judge:
         trust_remote_code: bool = False,
     ) -> BaseJudge:
         """``regex``, ``contains`` (a reference contained in the answer), the path of an exported judge folder (with
-        ``judge.json``), a zoo name, a Hugging Face Hub id (``org/name``, or ``org/name@revision``), or a
+        ``judge.json``), a zoo name, a Hugging Face Hub id (``org/name``, or ``org/name@revision``), the URL of a
+        judge server (``http://host:port``, ``https://host[/path]``: a ``RemoteJudge`` scoring with the judge
+        ``python -m bertjudge serve`` serves there; the bearer token from ``$BERTJUDGE_TOKEN``), or a
         routing judge (``bertjudge.judges.routing``) over such specs:
 
         - ``hybrid:<judge>``: regex where it extracts an answer, ``<judge>`` on the other rows;
@@ -91,6 +96,14 @@ class Judge:
             if revision is not None:
                 raise ValueError(f"{spec!r}: revision= applies to one Hub id; write org/name@revision inside the spec")
             return from_spec(spec, format, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
+        if is_remote(spec):
+            if revision is not None or device is not None or dtype is not None:
+                raise ValueError(
+                    f"{spec!r}: revision=, device= and dtype= apply to a local judge; the server places its own"
+                )
+            judge = RemoteJudge(spec)
+            judge.check_format(format)
+            return judge
         if spec in ("regex", "contains"):
             if revision is not None:
                 raise ValueError(f"{spec!r}: revision= applies to a Hub id (org/name), not to a built-in judge")
@@ -106,8 +119,8 @@ class Judge:
             where = f"{spec} (Hub commit {hub['commit']})" if hub else spec
             raise FileNotFoundError(
                 f"{where}: not a judge folder (no judge.json); give 'regex', 'contains', the "
-                f"folder that `fit` exported, a zoo name, a Hub id of an exported judge, "
-                f"{SPEC_HELP}"
+                f"folder that `fit` exported, a zoo name, a Hub id of an exported judge, the URL of a judge "
+                f"server (http://host:port), {SPEC_HELP}"
             )
         cls = judge_class(read_judge_config(folder)["class"], str(folder / "judge.json"), trust_remote_code)
         judge = cls.from_export(folder, format=format)

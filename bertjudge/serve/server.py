@@ -3,7 +3,9 @@
 ``POST /score`` takes ``{"rows": [record, ...]}`` in the record schema (``bertjudge.core.records``) and
 answers ``{"rows": [{"id", "score", "verdict"}, ...]}`` in order, scored by the judge's ``score_records``,
 the code path of ``python -m bertjudge judge``. ``GET /health`` is LitServe's (200 once every worker is
-ready), ``GET /metrics`` is Prometheus text, ``GET /openapi.json`` (and ``/docs``) describe the API.
+ready), ``GET /metrics`` is Prometheus text, ``GET /openapi.json`` (and ``/docs``) describe the API, ``GET /info``
+(LitServe's, behind the token) names the judge (its ``describe()`` and fingerprint) and the ``limits`` (max rows and
+bytes a request): what ``Judge.load("http://host:port")`` (``judges.remote.RemoteJudge``) reads to act as the judge.
 
 How a request travels:
 
@@ -48,7 +50,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from bertjudge.core.records import CATEGORIES, RecordError, normalize
-from bertjudge.evaluation.scoring import error_text, score_isolated
+from bertjudge.evaluation.scoring import error_text, judge_fingerprint, score_isolated
 from bertjudge.judges.interface import verdict_fields
 from bertjudge.judges.loading import Judge
 
@@ -486,9 +488,10 @@ class JudgeServer(ls.LitServer):
 
 def describe_judge(spec: str) -> dict:
     """Load the judge once in the server's process (a bad spec fails here, before any worker starts) and
-    say what it is: its ``describe()``, as JSON."""
+    say what it is: its ``describe()`` and ``fingerprint`` (what its scores depend on: a ``RemoteJudge``
+    resumes a ``judge`` run only against the same judge), as JSON."""
     judge = Judge.load(spec)
-    described = json.loads(json.dumps(judge.describe(), default=str))
+    described = json.loads(json.dumps({**judge.describe(), "fingerprint": judge_fingerprint(judge)}, default=str))
     del judge
     return {"spec": spec, **described}
 
@@ -509,7 +512,11 @@ def build_server(config: ServeConfig, judge_info: dict | None = None) -> JudgeSe
         accelerator=config.accelerator,
         workers_per_device=config.workers,
         timeout=config.timeout,
-        model_metadata=judge_info or {"spec": config.judge},
+        # GET /info: the judge, and the limits a client (judges.remote.RemoteJudge) sizes its requests by
+        model_metadata={
+            **(judge_info or {"spec": config.judge}),
+            "limits": {"max_rows": config.max_rows, "max_bytes": config.max_bytes},
+        },
         restart_workers=True,
     )
     app = server.app
