@@ -72,6 +72,11 @@ def _labels(folder: Path) -> dict[str, dict]:
     }
 
 
+def _excluded_ids(path: Path) -> set[str]:
+    """The row ids ``path`` holds: a folder of ``*.labels.jsonl`` (rows read before), or a record file."""
+    return set(_labels(path)) if path.is_dir() else {r["id"] for r in read_records(path)}
+
+
 def pool(
     champ: str,
     smollm2: str | None,
@@ -90,11 +95,11 @@ def pool(
 ) -> None:
     """Sample CHAMP rows of ``splits`` (only those the rules left unlabelled with ``unlabelled``),
     at most ``per_problem`` solutions per problem and model, ``per_model`` per model; none labelled in
-    ``exclude`` (folders of ``*.labels.jsonl``: a later round), none of a problem in
+    ``exclude`` (folders of ``*.labels.jsonl``: a later round; or record files: rows already in a set), none of a problem in
     ``WRONG_REFERENCES`` with ``skip_wrong_references`` (``build`` leaves them out). Generated rows:
     all, or ``smollm2_per_item`` drawn per question."""
     rng = random.Random(seed)
-    done = {i for folder in exclude or () for i in _labels(folder)}
+    done = {i for path in exclude or () for i in _excluded_ids(path)}
     rows = [
         r
         for r in read_records(champ)
@@ -256,7 +261,7 @@ def main(argv: list[str]) -> int:
         "--exclude",
         type=Path,
         action="append",
-        help="a folder of *.labels.jsonl whose rows are not sampled again (repeatable)",
+        help="a folder of *.labels.jsonl, or a record file, whose rows are not sampled again (repeatable)",
     )
     p.add_argument("--smollm2-per-item", type=int, help="at most this many generated rows per question (drawn)")
     p.add_argument(
