@@ -132,9 +132,10 @@ def test_threshold_is_chosen_on_validation_data_and_exported(tiny_bleurt, tmp_pa
     judge = BleurtJudge(checkpoint=tiny_bleurt).eval()
     data = rows(16)
     raw = judge.raw_scores(data)
-    threshold = judge.fit_threshold(data)
+    threshold, fitted_accuracy = judge.fit_threshold(data)
     labels = np.array([r["label"] for r in data])
     accuracy = ((raw >= threshold) == labels).mean()
+    assert fitted_accuracy == pytest.approx(accuracy)
     assert accuracy >= max(((raw >= t) == labels).mean() for t in raw)  # no observed cut does better
     scores = judge.score_records(data)
     assert ((scores >= 0.5) == (raw >= threshold)).all()

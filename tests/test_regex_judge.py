@@ -150,7 +150,8 @@ def test_fit_threshold_separates_labelled_similarities():
         ]
     ]
     judge = RegexJudge(threshold=0.99)
-    threshold = judge.fit_threshold(records)
+    threshold, accuracy = judge.fit_threshold(records)
+    assert accuracy == 1.0
     sims = [row["similarity"] for row in judge.details(records)]
     assert max(sims[3:]) < threshold <= min(sims[:3])
     np.testing.assert_array_equal(judge.score_records(records), [1, 1, 1, 0, 0, 0])

@@ -7,6 +7,7 @@ from bertjudge.cli.main import main
 from bertjudge.core.records import RecordError, read_records
 from bertjudge.evaluation.scoring import score_file
 from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.judges.interface import BaseJudge
 
 
 @pytest.fixture(scope="module")
@@ -35,13 +36,17 @@ def write_input(path, n=10):
     return path
 
 
-class StopsAfter:
+class StopsAfter(BaseJudge):
     """The real judge, interrupted (as by Ctrl-C: a KeyboardInterrupt) after ``calls`` chunks."""
 
     def __init__(self, judge, calls):
         self.judge, self.calls = judge, calls
-        self.name, self.threshold = judge.name, judge.threshold
+        self.threshold = judge.threshold
         self.rows_scored = 0
+
+    @property
+    def name(self):
+        return self.judge.name
 
     def fingerprint(self):
         return self.judge.fingerprint()

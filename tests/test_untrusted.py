@@ -281,12 +281,16 @@ def new_weights(folder):
     save_file(state, folder / "model.safetensors", metadata={"format": "pt"})
 
 
-class Interrupting:
+class Interrupting(BaseJudge):
     """A loaded judge stopped by a KeyboardInterrupt (Ctrl-C) in its second call."""
 
     def __init__(self, judge):
         self.judge, self.calls = judge, 0
-        self.name, self.threshold = judge.name, judge.threshold
+        self.threshold = judge.threshold
+
+    @property
+    def name(self):
+        return self.judge.name
 
     def fingerprint(self):
         return judge_fingerprint(self.judge)

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         )
     records = load_records(args.data)
     judge = Judge.load(args.judge)
-    if not isinstance(judge, JudgeModule):
+    if "calibration" not in judge.features:
         raise CommandError(f"{args.judge} is not a trained judge; only those have a calibration", usage=True)
     if args.label_free and args.prior is None and "prior" not in (judge.provenance.get("calibration") or {}):
         raise CommandError(

@@ -68,9 +68,8 @@ def run(args: argparse.Namespace) -> int:
         strict=args.strict,
         restart=args.restart,
     )
-    described = judge.describe()
-    if "routing" in described:  # a routing judge: how many rows each stage decided
-        print(format_routing(described["routing"]), file=sys.stderr)
+    if judge.routing is not None:  # a routing judge: how many rows each stage decided
+        print(format_routing(judge.routing), file=sys.stderr)
     resumed = f", {summary.resumed} from the partial file of an earlier run" if summary.resumed else ""
     print(f"wrote {summary.output} ({summary.rows} rows{resumed}; {summary.failed} failed)")
     if summary.failed:

@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from bertjudge.cli.common import CommandError, check_output, load_records
-from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.loading import Judge
 from bertjudge.train import soup as soups
 from bertjudge.train.calibrate import calibrate
@@ -69,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     records = load_records(args.data)  # bad sources are refused before any judge is loaded
     try:
         judges = [Judge.load(spec) for spec in args.judge]
-        if not all(isinstance(judge, JudgeModule) for judge in judges):
+        if not all("weights" in judge.features for judge in judges):
             raise soups.SoupError("only trained judges (exported folders) can be averaged")
         soup = soups.average_judges(judges, names=list(args.judge))
     except (soups.SoupError, FileNotFoundError) as error:

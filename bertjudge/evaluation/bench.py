@@ -245,7 +245,7 @@ def _accuracy(judge, eval_set: EvalSet, env: dict, name: str) -> dict:
     records = eval_set.records
     scores = np.asarray(judge.score_records(records))
     labels = np.array([r["label"] for r in records])
-    correct = (scores >= getattr(judge, "threshold", 0.5)) == labels
+    correct = (scores >= judge.threshold) == labels
     categories = np.array([r["category"] for r in records])
     per_category = {
         f"acc_{c}": round(float(correct[categories == c].mean()), 4) if (categories == c).any() else None

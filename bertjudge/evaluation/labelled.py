@@ -68,9 +68,8 @@ def run_judges(
         out["scores"][key] = np.array([np.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
         if rows and all("logit" in row for row in rows):  # a trained judge (not one routed in part to rules)
             out["uncalibrated"][key] = calibrated(np.array([row["logit"] for row in rows]))
-        described = judge.describe()
-        if "routing" in described:
-            out["routing"][key] = {**described["routing"], "resumed_rows_not_counted": resumed}
+        if judge.routing is not None:
+            out["routing"][key] = {**judge.routing, "resumed_rows_not_counted": resumed}
         out["thresholds"][key] = float(judge.threshold)
     if scores_dir is not None:  # every judge done: each partial file becomes its scores file
         for key, judge in judges.items():

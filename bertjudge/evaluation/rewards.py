@@ -24,12 +24,12 @@ blocking it (the remote judge's ``ascore_records``).
 
 from __future__ import annotations
 
-import asyncio
 import math
 import os
 
 from bertjudge.core.records import normalize
 from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.kinds import is_judge
 from bertjudge.judges.loading import Judge
 
 
@@ -40,7 +40,7 @@ def message_text(content) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text") or "" if isinstance(part, dict) else str(part) for part in content)
+        return "".join(item.get("text") or "" if isinstance(item, dict) else str(item) for item in content)
     return str(content)
 
 
@@ -99,7 +99,7 @@ class BertJudgeReward:
         device: str | None = None,
         dtype: str | None = None,
     ):
-        if isinstance(judge, BaseJudge):
+        if is_judge(judge):
             if revision is not None or device is not None or dtype is not None:
                 raise ValueError("revision, device and dtype apply to a judge spec; place a loaded judge yourself")
             self.judge = judge
@@ -163,16 +163,13 @@ class BertJudgeReward:
 class AsyncBertJudgeReward(BertJudgeReward):
     """``BertJudgeReward`` as an async reward function: TRL's ``GRPOTrainer`` awaits it on its event loop, beside its
     other async reward functions, so that a judge served elsewhere (``BertJudgeReward("http://host:8000")``, a
-    ``judges.remote.RemoteJudge``) scores while the rest goes on. A judge with ``ascore_records`` (the remote
-    judge) is awaited directly; any other is run in a worker thread (``asyncio.to_thread``). Same arguments and
-    rewards as ``BertJudgeReward``."""
+    ``judges.remote.RemoteJudge``) scores while the rest goes on. The judge's ``ascore_records`` is awaited: the remote
+    judge's sends its requests on the loop, any other judge's runs ``score_records`` in a worker thread (the
+    interface's default, ``asyncio.to_thread``). Same arguments and rewards as ``BertJudgeReward``."""
 
     async def __call__(self, prompts: list, completions: list, **kwargs) -> list[float | None]:
         if not completions:
             return []
         records = self.records(prompts, completions, **kwargs)
-        if callable(getattr(self.judge, "ascore_records", None)):
-            scores = await self.judge.ascore_records(records, batch_size=self.batch_size)
-        else:
-            scores = await asyncio.to_thread(self.judge.score_records, records, batch_size=self.batch_size)
+        scores = await self.judge.ascore_records(records, batch_size=self.batch_size)
         return self.rewards(scores)

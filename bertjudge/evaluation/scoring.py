@@ -21,9 +21,7 @@ JSONL is judged in bounded memory. (A Parquet output is built in memory: Arrow n
 
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,8 +32,7 @@ import numpy as np
 from bertjudge.core.errors import BertJudgeError, JudgeUnavailable
 from bertjudge.core.records import RecordError, check_output_suffix, input_hash, iter_located, row_hash
 from bertjudge.core.resumable import PartialFile, changed_keys, partial_path, shown_keys
-from bertjudge.judges.interface import verdict_fields
-from bertjudge.judges.routing import ByCategoryJudge, CascadeJudge
+from bertjudge.judges.interface import BaseJudge, verdict_fields
 
 __all__ = [
     "RowFailed",
@@ -104,46 +101,13 @@ def check_paths(input_path: str | os.PathLike, output_path: str | os.PathLike) -
 
 
 # --- what identifies a judge ----------------------------------------------------------------------
-def _class_path(obj) -> str:
-    return f"{type(obj).__module__}.{type(obj).__qualname__}"
-
-
-def _digest(obj) -> str:
-    blob = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def judge_fingerprint(judge) -> dict[str, str]:
-    """What a judge's scores depend on, as ``{part: hash}``: a judge that says (``fingerprint()``: the
-    trained judges, the sha256 of every file of their folder, judge.json with its format and calibration
-    included); a routing judge, its options and its parts' fingerprints (``model/…``, ``expensive/…``,
-    ``rules/…``), a by-category judge its judges' (``default/…``, ``<category>/…``); any other judge (``regex``, ``contains``, prompted), its class, name and configuration."""
-    if isinstance(judge, CascadeJudge):
-        found = {
-            "class": _class_path(judge),
-            "name": judge.name,
-            "rules_accept": judge.rules_accept,
-            "band": ",".join(f"{x:g}" for x in judge.band),
-        }
-        for part in ("rules", "model", "expensive"):
-            sub = getattr(judge, part, None)
-            if sub is not None:
-                found.update({f"{part}/{key}": value for key, value in judge_fingerprint(sub).items()})
-        return found
-    if isinstance(judge, ByCategoryJudge):
-        found = {"class": _class_path(judge), "name": judge.name}
-        for part, sub in [("default", judge.default), *judge.routes.items()]:
-            found.update({f"{part}/{key}": value for key, value in judge_fingerprint(sub).items()})
-        return found
-    own = getattr(judge, "fingerprint", None)
-    if callable(own):
-        return {str(key): str(value) for key, value in own().items()}
-    config = (
-        judge.config()
-        if callable(getattr(judge, "config", None))
-        else {"threshold": float(getattr(judge, "threshold", 0.5)), "temperature": getattr(judge, "temperature", None)}
-    )
-    return {"class": _class_path(judge), "name": judge.name, "config": _digest(config)}
+def judge_fingerprint(judge: BaseJudge) -> dict[str, str]:
+    """What a judge's scores depend on, as ``{part: hash}`` (its ``fingerprint()``, keys and values as strings): a
+    trained judge, the sha256 of every file of its folder (judge.json with its format and calibration included); a
+    routing judge, its options and its parts' fingerprints (``model/…``, ``expensive/…``, ``rules/…``), a
+    by-category judge its judges' (``default/…``, ``<category>/…``); any other judge (``regex``, ``contains``,
+    prompted), its class, name and configuration."""
+    return {str(key): str(value) for key, value in judge.fingerprint().items()}
 
 
 # --- resuming ----------------------------------------------------------------------------------------
@@ -248,12 +212,11 @@ class _Failures:
 def _error_types(judge, chunk: list, results: list, batch_size: int) -> list[dict]:
     """Per row of a scored chunk, ``error_type`` and ``error_type_prob`` from a judge with an error-type
     head (agreeing with the verdicts just written), else nothing; rows that failed get nothing."""
-    named = getattr(judge, "error_types", None)
     scored = [i for i, r in enumerate(results) if not isinstance(r, BaseException) and not np.isnan(r)]
-    if named is None or not scored:
+    if not scored:
         return [{}] * len(chunk)
     verdicts = [results[i] >= judge.threshold for i in scored]
-    types = named([chunk[i][2] for i in scored], batch_size=batch_size, verdicts=verdicts)
+    types = judge.error_types([chunk[i][2] for i in scored], batch_size=batch_size, verdicts=verdicts)
     out: list[dict] = [{}] * len(chunk)
     for i, kind in zip(scored, types or []):
         out[i] = kind

@@ -34,10 +34,9 @@ import numpy as np
 from bertjudge.core.extract import final_answer
 from bertjudge.core.formats import NO_ANSWER, REFERENCE_JOIN, JudgeFormat
 from bertjudge.core.judge_file import read_judge_config, write_judge_config
-from bertjudge.core.stats import best_threshold
 from bertjudge.judges import backbones
 from bertjudge.judges.generative import generate, verdict_logits
-from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.interface import BaseJudge, class_path
 from bertjudge.judges.prompt import (
     PROMPTED_MODES,
     SCORE_MODE,
@@ -406,6 +405,7 @@ class PromptedJudge(BaseJudge):
     """
 
     temperature = 1.0
+    features = frozenset({"export"})
 
     def __init__(
         self,
@@ -421,7 +421,7 @@ class PromptedJudge(BaseJudge):
         if max_new_tokens is None:
             max_new_tokens = SCORE_TOKENS if mode == SCORE_MODE else 512
         self.backend, self.mode, self.max_chars, self.max_new_tokens = backend, mode, max_chars, max_new_tokens
-        self.order, self.parts, self.threshold = order, JudgeFormat(order=order).parts, threshold
+        self.order, self.prompt_parts, self.threshold = order, JudgeFormat(order=order).parts, threshold
 
     @property
     def name(self) -> str:
@@ -433,11 +433,11 @@ class PromptedJudge(BaseJudge):
             "candidate": shorten(record["candidate"], self.max_chars),
             "reference": REFERENCE_JOIN.join(record["references"]),
         }
-        if "answer" in self.parts:
+        if "answer" in self.prompt_parts:
             texts["answer"] = final_answer(record["candidate"]) or NO_ANSWER
-        return messages(texts, self.parts, self.mode)
+        return messages(texts, self.prompt_parts, self.mode)
 
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
         """Per record: ``output`` (reasoning and score10 modes), ``verdict``, ``unparsed``, ``score`` and, in
         score10 mode, ``rating`` (the 1–10 score read, None when unreadable)."""
         conversations = [self.conversation(r) for r in records]
@@ -509,32 +509,11 @@ class PromptedJudge(BaseJudge):
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record (NaN where the verdict could not be read); ``batch_size``: rows per progress step."""
-        return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
-
-    def fit_threshold(self, records: list[dict], scores: np.ndarray | None = None) -> tuple[float, float]:
-        """Set ``threshold`` to the P(correct) that maximizes accuracy on the labelled ``records`` (validation
-        rows; rows whose output cannot be read are left out). ``scores``: this judge's ``score_records(records)``
-        when already computed (the ``prompt-judge`` command scores under a progress bar and counts the unread
-        rows), so the LLM is not asked twice. Returns (threshold, accuracy on the read rows)."""
-        unlabelled = [r.get("id", i) for i, r in enumerate(records) if r.get("label") is None]
-        if unlabelled:
-            raise ValueError(
-                f"fit_threshold needs labelled records; {len(unlabelled)} of {len(records)} have no "
-                f"label (first {unlabelled[0]!r})"
-            )
-        scores = self.score_records(records) if scores is None else np.asarray(scores, dtype=float)
-        if scores.shape != (len(records),):
-            raise ValueError(f"fit_threshold: {scores.shape} scores for {len(records)} records")
-        labels = np.array([r["label"] for r in records], dtype=float)
-        read = ~np.isnan(scores)
-        if not read.any():
-            raise ValueError(f"fit_threshold: none of the {len(records)} outputs could be read; no threshold to fit")
-        self.threshold, accuracy = best_threshold(scores[read], labels[read])
-        return self.threshold, accuracy
+        return np.array([row["score"] for row in self.details(records, batch_size, progress)], dtype=float)
 
     def config(self) -> dict:
         return {
-            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "class": class_path(self),
             "backend": self.backend.config(),
             "mode": self.mode,
             "order": self.order,
@@ -545,9 +524,9 @@ class PromptedJudge(BaseJudge):
             "prompt_version": prompt_version(self.mode),
         }
 
-    def export(self, folder: str | os.PathLike) -> Path:
+    def export(self, folder: str | os.PathLike, metrics: dict | None = None) -> Path:
         """Save the backend, prompt and threshold as a judge folder (no weights: the backend holds them)."""
-        write_judge_config(folder, self.config())
+        write_judge_config(folder, {**self.config(), **({"metrics": metrics} if metrics else {})})
         return Path(folder)
 
     @classmethod

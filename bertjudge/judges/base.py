@@ -30,7 +30,7 @@ from bertjudge.core.records import CATEGORIES
 from bertjudge.core.version import __version__
 from bertjudge.judges.inference import InferenceEngine, default_token_budget
 from bertjudge.judges.inference import choose as choose_precision
-from bertjudge.judges.interface import BaseJudge, verdict_fields
+from bertjudge.judges.interface import BaseJudge, class_path, verdict_fields
 from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
 
 WEIGHTS = "model.safetensors"
@@ -117,7 +117,7 @@ def check_loaded(judge, folder: Path, config: dict, info: dict | None) -> None:
     the embeddings, no embeddings resized for new tokens, every weight of the model in the file)."""
     embeddings = judge.model.get_input_embeddings().num_embeddings
     vocab = config.get("vocab_size") or config.get("text_config", {}).get("vocab_size")
-    if getattr(judge, "_resized", False) or len(judge.tokenizer) > embeddings:
+    if judge._resized or len(judge.tokenizer) > embeddings:
         raise JudgeFileError(
             f"{folder}: the tokenizer has {len(judge.tokenizer)} tokens, more than the "
             f"{vocab or embeddings} embeddings of {WEIGHTS}; the tokenizer files and the weights "
@@ -153,6 +153,7 @@ class JudgeModule(BaseJudge, L.LightningModule):
     """
 
     judge_kind = "base"
+    features = frozenset({"export", "calibration", "precision", "weights"})
     precision = "fp32"  # the inference engine's mode: fp32, bf16 or int8 (set_precision)
     token_budget: int | None = None  # rows x padded length per scoring batch; None: inference.default_token_budget
 
@@ -181,6 +182,7 @@ class JudgeModule(BaseJudge, L.LightningModule):
 
     # --- to implement ------------------------------------------------------------------------
     encoder = None
+    _resized = False  # the embeddings were resized for tokens the saved weights lack (a kind that can, sets it)
 
     def forward(self, batch: dict) -> torch.Tensor:
         raise NotImplementedError
@@ -338,12 +340,12 @@ class JudgeModule(BaseJudge, L.LightningModule):
         return self.provenance.get("name", self.judge_kind)
 
     def fingerprint(self) -> dict[str, str]:
-        """What its scores depend on, for resumable runs: class, name, the sha256 of ``judge_config``
+        """What its scores depend on, for resumable runs: class, name, the sha256 of ``config()``
         (format, threshold, calibration), the inference precision and, for a judge loaded from a folder, the sha256 of each file of
         it (judge.json, config, tokenizer, weights; hashed once), else of its weights in memory."""
-        config = {k: v for k, v in self.judge_config().items() if k not in ("bertjudge_version", "metrics")}
+        config = {k: v for k, v in self.config().items() if k not in ("bertjudge_version", "metrics")}
         found = {
-            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "class": class_path(self),
             "name": self.name,
             "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest(),
             "precision": self.precision,
@@ -397,12 +399,7 @@ class JudgeModule(BaseJudge, L.LightningModule):
         logits = torch.from_numpy(self.logits_records(records, batch_size, progress))
         return self.probabilities(logits).numpy()
 
-    def error_types(self, records: list[dict], batch_size: int = 32, verdicts=None) -> list[dict] | None:
-        """Per record the kind of error named by an error-type head (``EncoderJudge(error_head=True)``);
-        None: this judge has no such head."""
-        return None
-
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
         """Per record: ``score`` (calibrated), ``verdict``, ``unparsed`` (False) and the raw ``logit``."""
         logits = self.logits_records(records, batch_size, progress)
         scores = self.probabilities(torch.from_numpy(logits)).numpy()
@@ -419,10 +416,17 @@ class JudgeModule(BaseJudge, L.LightningModule):
             "format": self.format.to_dict(),
         }
 
+    def place(self, device=None, dtype=None) -> JudgeModule:
+        """Move the weights to ``device`` and cast them to ``dtype`` (None: as they are)."""
+        if device is not None or dtype is not None:
+            self.to(device=device, dtype=dtype)
+        return self
+
     # --- export -------------------------------------------------------------------------------
-    def judge_config(self) -> dict:
+    def config(self) -> dict:
+        """What judge.json holds: class, format, threshold, calibration, bertjudge version and provenance."""
         return {
-            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "class": class_path(self),
             "format": self.format.to_dict(),
             "threshold": self.threshold,
             "temperature": self.temperature,
@@ -438,7 +442,7 @@ class JudgeModule(BaseJudge, L.LightningModule):
         tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
         try:
             self.save_weights(tmp)
-            config = self.judge_config()
+            config = self.config()
             if metrics:
                 config["metrics"] = metrics
             write_judge_config(tmp, config)

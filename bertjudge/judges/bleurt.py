@@ -232,10 +232,15 @@ class BleurtJudge(JudgeModule):
     def raw_scores(self, records: list[dict], batch_size: int = 32) -> np.ndarray:
         return self.logits_records(records, batch_size) + self.bleurt_threshold
 
-    def fit_threshold(self, records: list[dict]) -> float:
-        """Set ``bleurt_threshold`` to the raw score that maximizes accuracy on labelled ``records``."""
-        self.bleurt_threshold = best_threshold(self.raw_scores(records), [r["label"] for r in records])[0]
-        return self.bleurt_threshold
+    def fit_threshold(
+        self, records: list[dict], batch_size: int = 32, scores: np.ndarray | None = None
+    ) -> tuple[float, float]:
+        """Set ``bleurt_threshold`` (the raw BLEURT score read as P(correct) = 0.5; the verdict ``threshold`` stays
+        0.5) to the raw score that maximizes accuracy on labelled ``records``; (that raw score, the accuracy).
+        ``scores`` are not used: the fit is on raw scores, not on P(correct)."""
+        raw = self.raw_scores(records, batch_size)
+        self.bleurt_threshold, accuracy = best_threshold(raw, [r["label"] for r in records])
+        return self.bleurt_threshold, accuracy
 
     def get_extra_state(self) -> torch.Tensor:
         """The threshold, saved in ``state_dict`` (float64, not cast with the weights' dtype)."""
@@ -272,8 +277,8 @@ class BleurtJudge(JudgeModule):
             json.dumps({"do_lower_case": getattr(self.tokenizer, "do_lower_case", False)}) + "\n"
         )
 
-    def judge_config(self) -> dict:
-        return {**super().judge_config(), "bleurt_threshold": self.bleurt_threshold}
+    def config(self) -> dict:
+        return {**super().config(), "bleurt_threshold": self.bleurt_threshold}
 
     folder_check = {"tokenizer_files": (), "vocabularies": ("vocab.txt", "spm.model")}
 

@@ -286,10 +286,10 @@ class EncoderJudge(JudgeModule):
             rows.append({"error_type": self.error_type_names[k], "error_type_prob": float(p[k] / p[allowed].sum())})
         return rows
 
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
         """``JudgeModule.details``; with an error-type head, also ``error_type`` and ``error_type_prob``
         (``error_types``, agreeing with these rows' verdicts; a second forward pass)."""
-        rows = super().details(records, progress=progress, batch_size=batch_size)
+        rows = super().details(records, batch_size=batch_size, progress=progress)
         if self.error_classifier is None:
             return rows
         types = self.error_types(records, batch_size, verdicts=[row["verdict"] for row in rows])
@@ -344,8 +344,8 @@ class EncoderJudge(JudgeModule):
             judge._load_error_head(folder, names)
         return judge
 
-    def judge_config(self) -> dict:
-        config = {**super().judge_config(), "num_labels": self.hparams.num_labels}
+    def config(self) -> dict:
+        config = {**super().config(), "num_labels": self.hparams.num_labels}
         if self.error_type_names is not None:
             config["error_types"] = list(self.error_type_names)
         return config

@@ -248,7 +248,7 @@ class GenerativeJudge(JudgeModule):
         return generate(self.model, self.tokenizer, ids, mask, self.hparams.max_new_tokens)
 
     @torch.inference_mode()
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 8) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 8, progress: bool = False) -> list[dict]:
         """Per record: ``output`` (reasoning mode), ``verdict``, ``unparsed`` and ``score``."""
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number of at least 1, got {batch_size!r}")
@@ -295,9 +295,9 @@ class GenerativeJudge(JudgeModule):
         model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
 
-    def judge_config(self) -> dict:
+    def config(self) -> dict:
         return {
-            **super().judge_config(),
+            **super().config(),
             "mode": self.mode,
             "thinking": self.hparams.thinking,
             "max_new_tokens": self.hparams.max_new_tokens,

@@ -27,6 +27,12 @@ JUDGE_CLASSES: set[str] = {
 }
 
 
+def is_judge(obj) -> bool:
+    """Whether ``obj`` is a judge (an instance of a judge class), not a spec that names one: what an API taking
+    "a judge or a ``Judge.load`` spec" asks, so that no caller checks a judge's type itself."""
+    return isinstance(obj, BaseJudge)
+
+
 def register(cls: type[BaseJudge]) -> type[BaseJudge]:
     """Let folders whose ``judge.json`` names ``cls`` load without ``trust_remote_code`` (usable as a decorator)."""
     if not (isinstance(cls, type) and issubclass(cls, BaseJudge)):

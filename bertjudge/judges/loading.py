@@ -36,7 +36,6 @@ from huggingface_hub.errors import (
 
 from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.judge_file import JudgeFileError, has_judge_file, read_judge_config
-from bertjudge.judges.base import JudgeModule
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.kinds import judge_class
 from bertjudge.judges.regex import ContainsJudge, RegexJudge
@@ -124,9 +123,9 @@ class Judge:
             )
         cls = judge_class(read_judge_config(folder)["class"], str(folder / "judge.json"), trust_remote_code)
         judge = cls.from_export(folder, format=format)
-        if hub is not None and isinstance(getattr(judge, "provenance", None), dict):
+        if hub is not None and judge.provenance is not None:
             judge.provenance["hub"] = hub
-        return placed(judge, device, dtype)
+        return judge.place(device, dtype)
 
 
 def checked_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
@@ -139,14 +138,6 @@ def checked_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     if not isinstance(found, torch.dtype) or not found.is_floating_point:
         raise ValueError(f"dtype {dtype!r}: give a floating dtype such as 'float32', 'bfloat16' or 'float16'")
     return found
-
-
-def placed(judge: BaseJudge, device: str | torch.device | None, dtype: torch.dtype | None) -> BaseJudge:
-    """The judge moved to ``device`` and cast to ``dtype`` (a judge that is a torch module); routing judges
-    are placed by the loads of the judges they route to."""
-    if isinstance(judge, torch.nn.Module) and (device is not None or dtype is not None):
-        judge.to(device=device, dtype=dtype)
-    return judge
 
 
 # --- the Hugging Face Hub --------------------------------------------------------------------------
@@ -304,5 +295,5 @@ def set_precision(judge: BaseJudge, precision: str, check_records: list[dict] | 
     return {
         part.name: part.set_precision(precision, check_records)
         for part in judge.parts()
-        if isinstance(part, JudgeModule)
+        if "precision" in part.features
     }

@@ -40,7 +40,7 @@ from bertjudge.core.extract import (
 )
 from bertjudge.core.judge_file import read_judge_config, write_judge_config
 from bertjudge.core.stats import best_threshold
-from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.interface import BaseJudge, class_path
 
 MATH_TIMEOUT_S = 5
 MAX_MATH_CHARS = 500  # longer "answers" are not answers; they only slow sympy down
@@ -112,6 +112,7 @@ class RegexJudge(BaseJudge):
     name = "regex"
     version = "1"
     temperature = 1.0
+    features = frozenset({"export"})
 
     def __init__(self, threshold: float = 0.5):
         self.threshold = float(threshold)
@@ -165,7 +166,7 @@ class RegexJudge(BaseJudge):
             row["match"] = row["similarity"] >= self.threshold
         return row
 
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
         """Per row: the extracted ``answer``, the ``unparsed`` flag, the ROUGE-L ``similarity``
         (extraction and other rows, else None), ``match`` (the verdict, also as ``verdict``) and ``score`` (0. or 1.)."""
         if progress:
@@ -179,10 +180,14 @@ class RegexJudge(BaseJudge):
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record, 0. or 1. (``batch_size`` is accepted for the common interface)."""
-        return np.array([row["score"] for row in self.details(records, progress)], dtype=float)
+        return np.array([row["score"] for row in self.details(records, progress=progress)], dtype=float)
 
-    def fit_threshold(self, records: list[dict]) -> float:
-        """Choose the ROUGE-L threshold maximizing accuracy on labelled extraction/other rows; store it."""
+    def fit_threshold(
+        self, records: list[dict], batch_size: int = 32, scores: np.ndarray | None = None
+    ) -> tuple[float, float]:
+        """Choose the ROUGE-L similarity threshold maximizing accuracy on the labelled extraction and other rows (the
+        only rows it decides), store it as ``threshold``; (threshold, accuracy on those rows). ``scores`` are not
+        used: the rule's threshold is on similarity, not on P(correct)."""
         rows = [
             (row["similarity"], rec["label"])
             for rec, row in zip(records, self.details(records))
@@ -191,21 +196,21 @@ class RegexJudge(BaseJudge):
         if not rows:
             raise ValueError("fit_threshold needs labelled context_extraction or other rows with an extracted answer")
         similarities, labels = zip(*rows)
-        self.threshold = best_threshold(similarities, labels)[0]
-        return self.threshold
+        self.threshold, accuracy = best_threshold(similarities, labels)
+        return self.threshold, accuracy
 
     def config(self) -> dict:
         return {
-            "class": f"{type(self).__module__}.{type(self).__qualname__}",
+            "class": class_path(self),
             "name": self.name,
             "threshold": self.threshold,
             "temperature": self.temperature,
             "version": self.version,
         }
 
-    def export(self, folder: str | os.PathLike) -> Path:
+    def export(self, folder: str | os.PathLike, metrics: dict | None = None) -> Path:
         """Save the threshold (fitted by ``fit_threshold``) as a judge folder."""
-        write_judge_config(folder, self.config())
+        write_judge_config(folder, {**self.config(), **({"metrics": metrics} if metrics else {})})
         return Path(folder)
 
     @classmethod
@@ -224,8 +229,9 @@ class ContainsJudge(BaseJudge):
     name = "contains"
     threshold = 0.5
     temperature = 1.0
+    features = frozenset({"export"})
 
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
         """Per row: ``match`` and ``score`` (0. or 1.)."""
         rows = []
         for rec in records:
@@ -236,3 +242,16 @@ class ContainsJudge(BaseJudge):
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         return np.array([row["score"] for row in self.details(records)], dtype=float)
+
+    def export(self, folder: str | os.PathLike, metrics: dict | None = None) -> Path:
+        """A judge folder that names this kind (it has no settings beyond ``config()``'s)."""
+        config = {"class": class_path(self), "name": self.name, **self.config()}
+        write_judge_config(folder, {**config, **({"metrics": metrics} if metrics else {})})
+        return Path(folder)
+
+    @classmethod
+    def from_export(cls, folder: str | os.PathLike, format=None) -> ContainsJudge:
+        config = read_judge_config(folder)
+        if not config["class"].endswith("ContainsJudge"):
+            raise ValueError(f"{folder}: judge.json describes a {config['class']!r} judge, not a contains judge")
+        return cls()

@@ -43,7 +43,7 @@ import numpy as np
 
 from bertjudge.core.errors import BertJudgeError, JudgeUnavailable
 from bertjudge.core.formats import FormatError, JudgeFormat
-from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.interface import BaseJudge, class_path
 
 TOKEN_ENV = "BERTJUDGE_TOKEN"
 URL_SCHEMES = ("http", "https")
@@ -187,7 +187,11 @@ class RemoteJudge(BaseJudge):
         if isinstance(own, dict) and own:
             return {str(k): str(v) for k, v in own.items()}
         described = json.dumps(self.describe(), sort_keys=True, default=str)
-        return {"class": f"{type(self).__module__}.{type(self).__qualname__}", "url": self.url, "judge": described}
+        return {"class": class_path(self), "url": self.url, "judge": described}
+
+    def config(self) -> dict:
+        """Its class and what it describes: the served judge (name, kind, threshold…) and ``url``."""
+        return {"class": class_path(self), **self.describe()}
 
     def check_format(self, format: JudgeFormat | None) -> None:
         """Refuse ``format`` if the served judge was trained with another (a judge without a format: nothing)."""

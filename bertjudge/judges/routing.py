@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from bertjudge.core.records import CATEGORIES
-from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.interface import BaseJudge, class_path
 from bertjudge.judges.regex import RegexJudge
 
 RULES_ACCEPT = ("match", "parsed")
@@ -74,6 +74,7 @@ class CascadeJudge(BaseJudge):
     """
 
     temperature = 1.0  # scores are the stages' own calibrated probabilities
+    features = frozenset({"routing"})
 
     def __init__(
         self,
@@ -128,12 +129,12 @@ class CascadeJudge(BaseJudge):
                 unsure.append(i)
         return unsure
 
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
         """Per row: the deciding ``stage``, its ``score`` and ``verdict``, every stage's ``scores`` (the rules' is None
         where they found no answer) and ``unparsed`` (the final score is NaN)."""
         rows = [{"stage": None, "score": math.nan, "scores": {}} for _ in records]
         start = time.perf_counter()
-        rule_rows = self.rules.details(records, progress)
+        rule_rows = self.rules.details(records, progress=progress)
         self._counts["rules"]["seconds"] += time.perf_counter() - start
         self._counts["rules"]["seen"] += len(records)
         for row, rule in zip(rows, rule_rows):
@@ -152,10 +153,44 @@ class CascadeJudge(BaseJudge):
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
-        return np.array([row["score"] for row in self.details(records, progress, batch_size)], dtype=float)
+        return np.array([row["score"] for row in self.details(records, batch_size, progress)], dtype=float)
+
+    def _stages(self) -> list[tuple[str, BaseJudge]]:
+        """(stage, judge) in order: the rules, the model and, when there is one, the expensive judge."""
+        stages = [("rules", self.rules), ("model", self.model)]
+        return stages if self.expensive is None else [*stages, ("expensive", self.expensive)]
 
     def parts(self) -> list[BaseJudge]:
-        return [self.rules, *self.model.parts(), *(self.expensive.parts() if self.expensive is not None else [])]
+        return [part for _, judge in self._stages() for part in judge.parts()]
+
+    def place(self, device=None, dtype=None) -> CascadeJudge:
+        for _, judge in self._stages():
+            judge.place(device, dtype)
+        return self
+
+    def config(self) -> dict:
+        """Its options and each stage's ``config()``."""
+        return {
+            "class": class_path(self),
+            "name": self.name,
+            "rules_accept": self.rules_accept,
+            "band": list(self.band),
+            "threshold": self.threshold,
+            "stages": {stage: judge.config() for stage, judge in self._stages()},
+        }
+
+    def fingerprint(self) -> dict[str, str]:
+        """Its class, name and options, and each stage's fingerprint under the stage's name (``rules/…``,
+        ``model/…``, ``expensive/…``)."""
+        found = {
+            "class": class_path(self),
+            "name": self.name,
+            "rules_accept": self.rules_accept,
+            "band": ",".join(f"{x:g}" for x in self.band),
+        }
+        for stage, judge in self._stages():
+            found.update({f"{stage}/{key}": str(value) for key, value in judge.fingerprint().items()})
+        return found
 
     def describe(self) -> dict:
         """Name, kind, threshold and ``routing``: the rows each stage decided since the last reset."""
@@ -209,6 +244,8 @@ class ByCategoryJudge(BaseJudge):
     has the routes and the rows each judge scored.
     """
 
+    features = frozenset({"routing"})
+
     def __init__(self, default: BaseJudge, routes: dict[str, BaseJudge]):
         unknown = sorted(set(routes) - set(CATEGORIES))
         if unknown:
@@ -230,27 +267,54 @@ class ByCategoryJudge(BaseJudge):
         routes = ",".join(f"{category}={judge.name}" for category, judge in self.routes.items())
         return f"by-category({self.default.name};{routes})"
 
-    def details(self, records: list[dict], progress: bool = False, batch_size: int = 32) -> list[dict]:
-        """The routed judge's row for each record, in input order, with its ``route``."""
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
+        """The routed judge's row for each record, in input order, with its ``route``; the verdict is the score
+        against this judge's threshold (its judges' own, until ``fit_threshold`` sets another)."""
         groups: dict[str, list[int]] = {}
         for i, rec in enumerate(records):
             groups.setdefault(rec.get("category") if rec.get("category") in self.routes else "default", []).append(i)
         rows: list[dict | None] = [None] * len(records)
         for route, idx in groups.items():
             judge = self.default if route == "default" else self.routes[route]
-            done = judge.details([records[i] for i in idx], progress=progress, batch_size=batch_size)
+            done = judge.details([records[i] for i in idx], batch_size=batch_size, progress=progress)
             for i, row in zip(idx, done):
-                rows[i] = {**row, "route": route}
+                score = row["score"]
+                verdict = row["verdict"] if score is None or math.isnan(score) else bool(score >= self.threshold)
+                rows[i] = {**row, "verdict": verdict, "route": route}
             self.counts[route] += len(idx)
         return rows
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record from its category's judge (NaN where that judge gave no verdict)."""
-        rows = self.details(records, progress, batch_size)
+        rows = self.details(records, batch_size, progress)
         return np.array([math.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
 
+    def _judges(self) -> list[tuple[str, BaseJudge]]:
+        return [("default", self.default), *self.routes.items()]
+
     def parts(self) -> list[BaseJudge]:
-        return [*self.default.parts(), *(part for judge in self.routes.values() for part in judge.parts())]
+        return [part for _, judge in self._judges() for part in judge.parts()]
+
+    def place(self, device=None, dtype=None) -> ByCategoryJudge:
+        for _, judge in self._judges():
+            judge.place(device, dtype)
+        return self
+
+    def config(self) -> dict:
+        """Its routes and each judge's ``config()``."""
+        return {
+            "class": class_path(self),
+            "name": self.name,
+            "threshold": self.threshold,
+            "judges": {route: judge.config() for route, judge in self._judges()},
+        }
+
+    def fingerprint(self) -> dict[str, str]:
+        """Its class and name, and each judge's fingerprint under its route (``default/…``, ``<category>/…``)."""
+        found = {"class": class_path(self), "name": self.name}
+        for route, judge in self._judges():
+            found.update({f"{route}/{key}": str(value) for key, value in judge.fingerprint().items()})
+        return found
 
     def describe(self) -> dict:
         routes = {category: judge.name for category, judge in self.routes.items()}

@@ -27,6 +27,7 @@ import numpy as np
 from bertjudge.core.records import RecordError
 from bertjudge.core.stats import accuracy_interval, cohen_kappa
 from bertjudge.judges.interface import BaseJudge
+from bertjudge.judges.kinds import is_judge
 from bertjudge.judges.loading import Judge
 from bertjudge.pipeline.lmeval import SAMPLES, read_samples, sample_files
 
@@ -158,7 +159,7 @@ def lmeval_report(
             f"{', '.join(paths)}: no generated answers to judge (only log-likelihood tasks: "
             f"{', '.join(sorted({r['task'] for r in runs}))})"
         )
-    judge = Judge.load(judge) if isinstance(judge, str) else judge
+    judge = judge if is_judge(judge) else Judge.load(judge)
     details = judge.details(records, progress=progress, batch_size=batch_size)
     groups: dict = defaultdict(list)
     for rec, detail in zip(records, details):

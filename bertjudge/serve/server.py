@@ -224,8 +224,8 @@ class JudgeAPI(ls.LitAPI):
         if self.threads:
             torch.set_num_threads(self.threads)
         self.judge = Judge.load(self.judge_spec)
-        if isinstance(self.judge, torch.nn.Module) and str(device) != "cpu":
-            self.judge.to(device)
+        if str(device) != "cpu":
+            self.judge.place(device)
         metrics()  # this worker's metrics files exist from the start
 
     def decode_request(self, request: ScoreRequest) -> list[dict]:

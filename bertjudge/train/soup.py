@@ -29,8 +29,9 @@ def average_judges(judges: list[JudgeModule], names: list[str] | None = None) ->
     first, states = judges[0], [judge.state_dict() for judge in judges]
     shapes = {key: value.shape for key, value in states[0].items()}
     for judge, state, name in zip(judges[1:], states[1:], names[1:]):
-        if type(judge) is not type(first):
-            raise SoupError(f"{name} is a {type(judge).__name__}, {names[0]} a {type(first).__name__}")
+        kind, first_kind = judge.describe()["kind"], first.describe()["kind"]
+        if kind != first_kind:
+            raise SoupError(f"{name} is a {kind}, {names[0]} a {first_kind}")
         if judge.format.to_dict() != first.format.to_dict():
             raise SoupError(f"{name} and {names[0]} were trained with different input formats")
         if {key: value.shape for key, value in state.items()} != shapes:
