@@ -92,20 +92,43 @@ def write_tasks(out: Path, per_category: int) -> None:
     print({name: len(rows) for name, rows in files.items()}, "rows in", len({f["format"] for f in formats}), "formats")
 
 
+def asked_before(root: Path) -> set[str]:
+    """The questions of ``data/real`` as they were asked: a generated row's without its variant's instruction (which
+    ``used_questions`` keeps, so that a question asked before could get through the selection)."""
+    from bertjudge.core.records import read_records
+    from bertjudge.pipeline.tasks import VARIANTS, instruction
+
+    asked = set()
+    for path in sorted(glob.glob(str(root / "data/real/*.jsonl.gz"))):
+        for rec in read_records(path):
+            question, variant = rec.get("question") or "", (rec.get("meta") or {}).get("variant")
+            text = instruction(rec["category"], variant) if variant in VARIANTS else ""
+            if text and question.endswith(f"\n\n{text}"):
+                question = question[: -len(text) - 2]
+            asked.add(task_question(question, rec.get("category") or ""))
+    return asked
+
+
 def annotate(generated: Path, tasks: Path, out: Path) -> None:
     """The generated rows (every ``*.jsonl`` under ``generated``) with the format and instruction each prompt asked
-    for in ``meta``, one file per input file in ``out``."""
+    for in ``meta``, one file per input file in ``out``; rows of an embedded question asked before in ``data/real``
+    are left out (open-QA questions are EVOUNA-TQ test questions on purpose)."""
     from bertjudge.core.records import read_records, write_records
 
     asked = {r["question"]: r for r in map(json.loads, (tasks / "formats.jsonl").read_text().splitlines())}
+    before = asked_before(Path(__file__).resolve().parent.parent)
     out.mkdir(parents=True, exist_ok=True)
     for path in sorted(generated.rglob("*.jsonl")):
-        rows = read_records(path)
+        rows, kept = read_records(path), []
         for rec in rows:
             prompt = asked[rec["question"]]
+            body = rec["question"][: -len(prompt["instruction"]) - 2]
+            if rec["category"] != "open_qa" and task_question(body, rec["category"]) in before:
+                continue
             rec["meta"] = {**rec["meta"], "format": prompt["format"], "instruction": prompt["instruction"]}
-        write_records(out / path.name, rows)
-        print(path.name, len(rows))
+            kept.append(rec)
+        write_records(out / path.name, kept)
+        print(path.name, len(kept), f"({len(rows) - len(kept)} left out: their question was asked before)")
 
 
 def main() -> None:
