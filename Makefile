@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export WANDB_MODE ?= offline
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: install quickstart test test-all lint clean bench
+.PHONY: install quickstart test test-integrations test-all lint clean bench
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,12 @@ lint: $(STAMP)
 # from them (benchmarks/README.md); `python benchmarks/stability.py` checks the timings repeat
 bench: $(STAMP)
 	$(BIN)/python -m bertjudge bench run $(BENCH_ARGS)
+
+# the integrations with real packages and servers (lm_eval itself, TRL's GRPOTrainer, the LitServe server and the
+# remote judge against it): slow, run by CI after `make test`; a missing package fails here instead of skipping
+test-integrations: $(STAMP)
+	BERTJUDGE_REQUIRE_INTEGRATIONS=1 $(BIN)/python -m pytest -q -m slow tests/test_lmeval_integration.py \
+		tests/test_rewards.py tests/test_serve.py tests/test_remote.py
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''

@@ -38,6 +38,16 @@ def idle_machine(request, monkeypatch):
     monkeypatch.setattr(bench_timing, "_cpu_ticks", own_ticks)
 
 
+def require(module: str):
+    """``pytest.importorskip`` for an optional integration, except in ``make test-integrations`` (CI), which sets
+    ``BERTJUDGE_REQUIRE_INTEGRATIONS=1``: there a missing package fails the run instead of skipping it."""
+    if os.environ.get("BERTJUDGE_REQUIRE_INTEGRATIONS") == "1":
+        import importlib
+
+        return importlib.import_module(module)
+    return pytest.importorskip(module)
+
+
 @pytest.fixture()
 def run_folder(tmp_path, monkeypatch):
     """Run from ``tmp_path`` with the checkout's ``configs/`` and ``data/`` linked in, so that what a config writes

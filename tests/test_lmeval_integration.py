@@ -16,13 +16,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import require
 
 from bertjudge.cli.main import main
 from bertjudge.core.records import normalize
 from bertjudge.judges.regex import RegexJudge
 from bertjudge.pipeline.lmeval import read_samples
 
-pytest.importorskip("lm_eval")
+require("lm_eval")
 from test_generative import make_tiny_causal_lm, smollm2_tokenizer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
