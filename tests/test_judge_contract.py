@@ -95,7 +95,8 @@ def specs(tiny_backbone, tmp_path_factory) -> dict[str, str]:
 
 def test_every_registered_kind_is_in_the_contract_test(specs):
     built = {class_path(part) for spec in specs.values() for part in Judge.load(spec).parts()}
-    assert set(kinds.JUDGE_CLASSES) <= built, f"add a spec of {sorted(set(kinds.JUDGE_CLASSES) - built)} to KINDS"
+    missing = sorted(kinds.BUILTIN_JUDGE_CLASSES - built)  # bertjudge's own kinds (a test may register its own)
+    assert not missing, f"add a spec of {missing} to KINDS"
 
 
 def check_rows(judge: BaseJudge, rows: list[dict], scores: np.ndarray) -> None:

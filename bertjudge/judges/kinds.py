@@ -17,14 +17,17 @@ from bertjudge.judges.interface import BaseJudge
 # judge.json's "class" of every judge kind bertjudge exports; nothing is imported until a folder asks for it.
 # Not here, on purpose: bertjudge.judges.remote.RemoteJudge (a judge served over HTTP) is loaded by its URL only; a
 # folder naming it would send the rows, and $BERTJUDGE_TOKEN, to whatever server a downloaded folder names.
-JUDGE_CLASSES: set[str] = {
-    "bertjudge.judges.encoder.EncoderJudge",
-    "bertjudge.judges.generative.GenerativeJudge",
-    "bertjudge.judges.bleurt.BleurtJudge",
-    "bertjudge.judges.backends.PromptedJudge",
-    "bertjudge.judges.regex.RegexJudge",
-    "bertjudge.judges.regex.ContainsJudge",
-}
+BUILTIN_JUDGE_CLASSES: frozenset[str] = frozenset(
+    {
+        "bertjudge.judges.encoder.EncoderJudge",
+        "bertjudge.judges.generative.GenerativeJudge",
+        "bertjudge.judges.bleurt.BleurtJudge",
+        "bertjudge.judges.backends.PromptedJudge",
+        "bertjudge.judges.regex.RegexJudge",
+        "bertjudge.judges.regex.ContainsJudge",
+    }
+)
+JUDGE_CLASSES: set[str] = set(BUILTIN_JUDGE_CLASSES)  # and those a program registers (``register``)
 
 
 def is_judge(obj) -> bool:
