@@ -125,3 +125,34 @@ def test_every_module_belongs_to_a_layer():
 )
 def test_the_checker_fails_on_an_upward_import_a_hidden_import_and_a_cycle(bad, expected):
     assert expected in violations(bad)
+
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 800, 100
+CORPUS = PACKAGE / "data" / "corpus"  # the procedural corpus: templates as data, exempt
+
+
+def oversized(root: Path) -> list[str]:
+    """Modules over ``MAX_MODULE_LINES`` lines and functions over ``MAX_FUNCTION_LINES`` under ``root``."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if CORPUS in path.parents:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > MAX_MODULE_LINES:
+            found.append(f"{path.relative_to(root)}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > MAX_FUNCTION_LINES:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {node.name}: {lines} lines")
+    return found
+
+
+def test_modules_and_functions_stay_small():
+    assert oversized(PACKAGE) == []
+
+
+def test_the_size_check_finds_a_long_function_and_a_long_module(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (tmp_path / "long.py").write_text(f"def f():\n{body}\n" + "\n" * MAX_MODULE_LINES)
+    assert [line.split(":")[0] for line in oversized(tmp_path)] == ["long.py", "long.py"]

@@ -13,12 +13,7 @@ from bertjudge.serve.server import ServeConfig, serve
 TOKEN_ENV = "BERTJUDGE_TOKEN"
 
 
-def parser() -> argparse.ArgumentParser:
-    d = ServeConfig(judge="")
-    p = argparse.ArgumentParser(
-        prog="python -m bertjudge serve",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        description=f"""Serve a judge over HTTP with LitServe until Ctrl-C or SIGTERM.
+DESCRIPTION = f"""Serve a judge over HTTP with LitServe until Ctrl-C or SIGTERM.
 
   POST /score     {{"rows": [record, ...]}} -> {{"rows": [{{"id", "score", "verdict"}}, ...]}}, in order;
                   the scores of `python -m bertjudge judge` for the same rows. Records as in the files
@@ -35,7 +30,15 @@ Requests that arrive together are scored together (dynamic batching): a worker t
 --max-batch-size waiting requests, waiting at most --batch-timeout seconds for them. With a token
 (--token or ${TOKEN_ENV}), every path but /health, /metrics and the API description needs the
 header 'Authorization: Bearer <token>' (401 without). A worker that dies is restarted; the requests
-it held are answered 500.""",
+it held are answered 500."""
+
+
+def parser() -> argparse.ArgumentParser:
+    d = ServeConfig(judge="")
+    p = argparse.ArgumentParser(
+        prog="python -m bertjudge serve",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=DESCRIPTION,
         epilog="example: python -m bertjudge serve --judge runs/quickstart/judge --port 8000\n"
         '         curl -s localhost:8000/score -d \'{"rows": [{"question": "2+2?", "candidate": "4", '
         '"references": ["4"]}]}\'',

@@ -229,6 +229,24 @@ def _leaderboard(records, labels, verdicts, unparsed) -> dict:
     }
 
 
+def _row_groups(records: list[dict]) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+    """Per row: its value of each grouping (``GROUPINGS``, and ``language`` where rows are in several), its
+    bootstrap cluster (the answers to one question; a row without a question is its own) and its attack."""
+    groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS if g != "length"}
+    groups["length"] = np.array([length_bucket(r["candidate"]) for r in records])
+    # meta.language as its ISO 639-1 code ("fr-CA" → "fr"), "en" when a row names none (as extract.language_of reads it)
+    languages = np.array(
+        [str((r.get("meta") or {}).get("language") or "en").lower().replace("_", "-").split("-")[0] for r in records]
+    )
+    if len(set(languages)) > 1:  # by_language only where rows are in several languages: one-language reports unchanged
+        groups["language"] = languages
+    questions = np.array(
+        [" ".join(r["question"].split()) if r.get("question") else f"\0row {i}" for i, r in enumerate(records)]
+    )
+    attacks = np.array([str((r.get("meta") or {}).get("attack") or "") for r in records])
+    return groups, questions, attacks
+
+
 def build_report(
     records: list[dict],
     scores: dict[str, np.ndarray],
@@ -260,19 +278,7 @@ def build_report(
     if any(r.get("label") is None for r in records):
         raise ValueError("build_report needs a label on every record")
     labels = np.array([r["label"] for r in records], dtype=float)
-    groups = {g: np.array([r.get(g) or "unknown" for r in records]) for g in GROUPINGS if g != "length"}
-    groups["length"] = np.array([length_bucket(r["candidate"]) for r in records])
-    # meta.language as its ISO 639-1 code ("fr-CA" → "fr"), "en" when a row names none (as extract.language_of reads it)
-    languages = np.array(
-        [str((r.get("meta") or {}).get("language") or "en").lower().replace("_", "-").split("-")[0] for r in records]
-    )
-    if len(set(languages)) > 1:  # by_language only where rows are in several languages: one-language reports unchanged
-        groups["language"] = languages
-    # the bootstrap's clusters: the answers to one question (a row without a question is its own)
-    questions = np.array(
-        [" ".join(r["question"].split()) if r.get("question") else f"\0row {i}" for i, r in enumerate(records)]
-    )
-    attacks = np.array([str((r.get("meta") or {}).get("attack") or "") for r in records])
+    groups, questions, attacks = _row_groups(records)
     report = {
         "n": len(records),
         "label_positive_rate": float(labels.mean()),
