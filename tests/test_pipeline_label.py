@@ -8,6 +8,7 @@ import pytest
 
 from bertjudge.cli.main import main
 from bertjudge.core.records import RecordError, normalize, read_records, write_records
+from bertjudge.judges.backends import Backend
 from bertjudge.pipeline.label import LLMTeacher, label_records, make_teacher, report
 
 
@@ -78,7 +79,7 @@ def test_human_labels(tmp_path):
         make_teacher("rule:vibes")
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     kind = "scripted"
 
     def __init__(self, outputs):
@@ -150,3 +151,20 @@ def test_label_file_resumes_after_an_interruption(tmp_path):
     assert label_file(LLMTeacher("t", backend=ScriptedBackend([])), MATH, path) == rows  # nothing left to do
     with pytest.raises(RecordError, match="another teacher"):
         label_file(make_teacher("rule:math-verify"), MATH, path)
+
+
+def test_teachers_and_backends_are_resolved_through_their_registries():
+    from bertjudge.judges import backends
+    from bertjudge.pipeline.label import TEACHERS
+
+    with pytest.raises(ValueError, match="Available kinds: rule, human, llm"):
+        make_teacher("oracle:x")
+    with pytest.raises(ValueError, match="Available: openai, transformers, vllm"):
+        backends.make_backend({"kind": "scripted"})
+    assert set(TEACHERS) == {"rule", "human", "llm"}
+    try:
+        assert backends.register_backend(ScriptedBackend) is ScriptedBackend
+        built = backends.make_backend({"kind": "scripted", "outputs": ["Verdict: True"]})
+        assert isinstance(built, ScriptedBackend) and built.batch_unit is None
+    finally:
+        backends.BACKENDS.pop("scripted", None)

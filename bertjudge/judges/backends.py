@@ -55,6 +55,25 @@ class BackendError(RuntimeError):
     """A backend that cannot answer (server unreachable, refused request, malformed reply)."""
 
 
+class Backend:
+    """What a prompted judge asks of a model: ``complete(conversations, max_tokens)`` (the generated texts) and, for
+    ``direct`` mode, ``verdict_logits(conversations)``; ``kind`` and ``config()`` (how ``make_backend`` rebuilds it);
+    ``batch_unit``: how many prompts one call handles at once (a judge's chunks are whole numbers of them; None: the
+    backend schedules its own batches and gets every prompt in one call)."""
+
+    kind = "backend"
+    batch_unit: int | None = None
+
+    def config(self) -> dict:
+        raise NotImplementedError
+
+    def complete(self, conversations: list[list[dict]], max_tokens: int) -> list[str]:
+        raise NotImplementedError
+
+    def verdict_logits(self, conversations: list[list[dict]]) -> list[float]:
+        raise BackendError(f"the {self.kind} backend gives no verdict log-probabilities: use reasoning mode")
+
+
 def chat_prompts(tokenizer, conversations: list[list[dict]], thinking: bool = False) -> list[str]:
     """Each conversation through the model's chat template, ending with the assistant's header.
 
@@ -72,7 +91,7 @@ def verdict_token_ids(tokenizer) -> list[int]:
     return [tokenizer(w, add_special_tokens=False)["input_ids"][0] for w in VERDICT_WORDS]
 
 
-class TransformersBackend:
+class TransformersBackend(Backend):
     """A local causal LM through its chat template, in batches with left padding.
 
     Args:
@@ -84,6 +103,11 @@ class TransformersBackend:
     """
 
     kind = "transformers"
+
+    @property
+    def batch_unit(self) -> int:
+        """Prompts a call handles at once (a forward pass): a judge's chunks are whole numbers of them."""
+        return self.batch_size
 
     def __init__(
         self,
@@ -137,7 +161,7 @@ class TransformersBackend:
         return np.array(out, dtype=float)
 
 
-class VLLMBackend:
+class VLLMBackend(Backend):
     """vLLM offline inference (``pip install vllm``, a GPU).
 
     Prompts are rendered and tokenized as in ``TransformersBackend`` (``chat_prompts`` with the model's own
@@ -163,6 +187,7 @@ class VLLMBackend:
     """
 
     kind = "vllm"
+    batch_unit = None  # vLLM schedules its own batches: a judge hands it every prompt in one call
 
     def __init__(
         self,
@@ -223,7 +248,7 @@ class VLLMBackend:
         return np.array(out, dtype=float)
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     """Any server with the OpenAI chat completions API.
 
     Args:
@@ -238,6 +263,11 @@ class OpenAIBackend:
     """
 
     kind = "openai"
+
+    @property
+    def batch_unit(self) -> int:
+        """Requests in flight at once: a judge's chunks are whole numbers of them."""
+        return self.concurrency
 
     def __init__(
         self,
@@ -354,14 +384,23 @@ def verdict_logit(listed: list[tuple], true, false) -> float:
     return best.get(true, floor) - best.get(false, floor)
 
 
+BACKENDS: dict[str, type] = {"openai": OpenAIBackend, "transformers": TransformersBackend, "vllm": VLLMBackend}
+
+
+def register_backend(cls: type) -> type:
+    """Make a backend class (with ``kind``, ``batch_unit``, ``config()`` and the generation calls) loadable by its
+    ``kind`` in a prompted judge's ``judge.json`` (usable as a decorator)."""
+    BACKENDS[cls.kind] = cls
+    return cls
+
+
 def make_backend(config: dict):
-    """A backend from its ``config()``."""
-    kinds = {"openai": OpenAIBackend, "transformers": TransformersBackend, "vllm": VLLMBackend}
+    """A backend from its ``config()``: the class registered under its ``kind``."""
     args = dict(config)
     kind = args.pop("kind")
-    if kind not in kinds:
-        raise ValueError(f"unknown backend kind {kind!r}; choose from {sorted(kinds)}")
-    return kinds[kind](**args)
+    if kind not in BACKENDS:
+        raise ValueError(f"unknown backend kind {kind!r}. Available: {', '.join(sorted(BACKENDS))}")
+    return BACKENDS[kind](**args)
 
 
 def prompted_judge(
@@ -488,7 +527,7 @@ class PromptedJudge(BaseJudge):
         under a progress bar when asked. A chunk is a whole number of the backend's batches (its requests in
         flight, over HTTP), so the batches, and hence the answers, are those of a single call; a backend that
         schedules its own batches (vLLM) gets all conversations in one call."""
-        unit = getattr(self.backend, "batch_size", None) or getattr(self.backend, "concurrency", None)
+        unit = self.backend.batch_unit
         step = unit * max(1, math.ceil(batch_size / unit)) if unit else max(1, len(conversations))
         bar = None
         if progress:

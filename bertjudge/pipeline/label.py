@@ -78,7 +78,7 @@ class HumanTeacher:
         self.labels = read_human_labels(self.path)
 
     def provenance(self) -> dict:
-        return {"teacher": self.source, "file": str(self.path), "timestamp": _now()}
+        return {"teacher": self.source, "file": str(self.path), "labels": row_hash(self.labels), "timestamp": _now()}
 
     def label(self, records: list[dict]) -> list[tuple[int | None, dict]]:
         return [(self.labels.get(rec["id"]), {"invalid": rec["id"] not in self.labels}) for rec in records]
@@ -158,18 +158,36 @@ class LLMTeacher:
         ]
 
 
+def _human_teacher(name: str, labels: str | None = None, **_) -> HumanTeacher:
+    if not labels:
+        raise ValueError("the human teacher needs --labels FILE (id → label)")
+    return HumanTeacher(labels)
+
+
+def _llm_teacher(name: str, labels: str | None = None, threshold: float = 0.5, **llm) -> LLMTeacher:
+    if not name:
+        raise ValueError("the LLM teacher needs a model: llm:<model>")
+    return LLMTeacher(name, **llm)
+
+
+# a teacher's kind (the part of its spec before ":") → a factory(name, labels=, threshold=, **llm options)
+TEACHERS = {
+    "rule": lambda name, labels=None, threshold=0.5, **_: RuleTeacher(name, threshold),
+    "human": _human_teacher,
+    "llm": _llm_teacher,
+}
+
+
 def make_teacher(spec: str, labels: str | None = None, threshold: float = 0.5, **llm):
-    """A teacher from its name: ``rule:<rule>``, ``human`` (with ``labels``) or ``llm:<model>``."""
+    """A teacher from its spec, through ``TEACHERS``: ``rule:<rule>``, ``human`` (with ``labels``) or
+    ``llm:<model>``."""
     kind, _, name = spec.partition(":")
-    if kind == "rule":
-        return RuleTeacher(name, threshold)
-    if kind == "human":
-        if not labels:
-            raise ValueError("the human teacher needs --labels FILE (id → label)")
-        return HumanTeacher(labels)
-    if kind == "llm" and name:
-        return LLMTeacher(name, **llm)
-    raise ValueError(f"unknown teacher {spec!r}: use rule:{{{','.join(RULES)}}}, human or llm:<model>")
+    if kind not in TEACHERS:
+        raise ValueError(
+            f"unknown teacher {spec!r}: use rule:{{{','.join(RULES)}}}, human or llm:<model>. "
+            f"Available kinds: {', '.join(TEACHERS)}"
+        )
+    return TEACHERS[kind](name, labels=labels, threshold=threshold, **llm)
 
 
 def label_records(teacher, records: list[dict]) -> list[dict]:
@@ -185,11 +203,9 @@ def label_records(teacher, records: list[dict]) -> list[dict]:
 
 
 def _settings(teacher) -> dict:
-    """What a teacher's labels depend on: its provenance without the time, and a human teacher's labels."""
-    settings = {key: value for key, value in teacher.provenance().items() if key != "timestamp"}
-    if isinstance(teacher, HumanTeacher):
-        settings["labels"] = row_hash(teacher.labels)
-    return settings
+    """What a teacher's labels depend on: its provenance without the time (a human teacher's names its labels'
+    hash)."""
+    return {key: value for key, value in teacher.provenance().items() if key != "timestamp"}
 
 
 def _previous(teacher, records: list[dict], path: Path) -> dict[str, dict]:
