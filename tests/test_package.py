@@ -45,6 +45,8 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
     assert "bertjudge/zoo/architectures.yaml" in names  # the configs bench costs, beside the registry
+    for task in ("gsm8k", "mmlu_pro", "triviaqa"):  # lm-eval tasks with the bertjudge filter: --include_path
+        assert f"bertjudge/pipeline/lmeval_tasks/bertjudge_{task}.yaml" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
@@ -62,6 +64,9 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     assert "judge" in run([str(cli), "--help"], cwd=work, env=env).stdout
     listed = run([str(cli), "zoo", "list"], cwd=work, env=env).stdout
     assert "minilm-l6.quickstart" in listed  # the registry shipped as package data
+    tasks = "from bertjudge.pipeline.lmeval import TASKS; print(TASKS, *sorted(p.name for p in TASKS.glob('*.yaml')))"
+    folder, *yamls = run([str(python), "-c", tasks], cwd=work, env=env).stdout.split()
+    assert folder.startswith(str(venv)) and len(yamls) == 3  # what `lm_eval --include_path` is given
     rows = [
         {"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"},
         {"question": "What is 2+3?", "candidate": "Final answer: 6", "reference": "5"},

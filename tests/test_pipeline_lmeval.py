@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
+import pickle
 import shutil
 from pathlib import Path
 
 import pytest
+from conftest import require
 
 from bertjudge.cli.main import main
 from bertjudge.core.records import RecordError, read_records
 from bertjudge.judges.regex import RegexJudge
 from bertjudge.pipeline.lmeval import lmeval_category, read_samples, references
+from bertjudge.pipeline.lmeval_report import lmeval_report
 
 RUN = Path(__file__).parent / "fixtures" / "pipeline" / "lmeval"
 MODEL_DIR = RUN / "meta-llama__Llama-3.2-1B-Instruct"
@@ -25,12 +29,18 @@ def test_one_record_per_document_labelled_by_the_first_filter():
     assert first["task"] == "gsm8k" and first["category"] == "open_math"
     assert first["candidate_model"] == "meta-llama/Llama-3.2-1B-Instruct"
     assert first["candidate"].startswith("Ana buys 3 * 12 = 36 pencils") and first["references"] == ["31"]
-    assert first["question"].endswith("How many pencils does she have left?\nAnswer:")
+    # the document's question, not the prompt with its few-shot example (no results file here: no doc_to_text)
+    assert (
+        first["question"]
+        == "Ana buys 3 boxes of 12 pencils and gives away 5 pencils. How many pencils does she have left?"
+    )
+    assert "Lee has 2 cats" in json.loads(GSM8K.read_text().splitlines()[0])["arguments"]["gen_args_0"]["arg_0"]
     assert [r["references"] for r in records] == [["31"], ["25000"], ["20"]]
     assert [r["label"] for r in records] == [1, 0, 0]  # strict-match, listed first
     assert {r["label_source"] for r in records} == {"rule:lm-eval:exact_match"}
     info = records[1]["meta"]["lm_eval"]
-    assert info["filter"] == "strict-match" and info["doc_id"] == 1
+    assert info["filter"] == "strict-match" and info["doc_id"] == 1 and info["question_from"] == "doc"
+    assert (info["repeat"], info["repeats"], info["metric"], info["value"]) == (0, 1, "exact_match", 0)
     assert info["filters"]["flexible-extract"] == {"filtered_resp": ["25,000"], "exact_match": 1.0}
     assert len({r["id"] for r in records}) == 3
 
@@ -55,7 +65,12 @@ def test_loglikelihood_tasks_are_skipped_and_old_argument_format(tmp_path):
     old.write_text(json.dumps({**row, "target": ["31", "thirty-one"]}) + "\n")
     [rec], _ = read_samples(old, model="m")
     assert rec["category"] == "context_extraction" and rec["references"] == ["31", "thirty-one"]
-    assert rec["question"].endswith("\nAnswer:") and rec["label"] == 1
+    assert rec["question"] == row["doc"]["question"] and rec["label"] == 1
+    del row["doc"]["question"]  # a document without a question field and no doc_to_text: the prompt, as before
+    old.write_text(json.dumps(row) + "\n")
+    [rec], _ = read_samples(old, model="m")
+    assert rec["question"].endswith("How many pencils does she have left?\nAnswer:")
+    assert rec["meta"]["lm_eval"]["question_from"] == "prompt"
     with pytest.raises(RecordError, match="not an lm-eval samples file"):
         read_samples(tmp_path / "results.jsonl")
 
@@ -84,8 +99,6 @@ def test_cli(tmp_path, capsys):
 
 
 def test_report_per_task_and_model_beside_lmeval(tmp_path):
-    from bertjudge.pipeline.lmeval_report import lmeval_report
-
     run = tmp_path / "run"
     shutil.copytree(RUN, run)
     results = {
@@ -142,38 +155,217 @@ def test_report_cli_and_its_errors(tmp_path, capsys):
     )
 
 
-# the in-harness metric (what a task YAML's metric_list names)
+# the question: the task's doc_to_text from lm-eval's results file, rendered without the few-shot examples
 
 
-def test_metric_judge_from_yaml_then_environment_then_regex(monkeypatch):
-    from bertjudge.judges.loading import Judge
-    from bertjudge.pipeline.lmeval_metric import bertjudge_acc, cached_judge
+def test_question_from_the_tasks_doc_to_text(tmp_path):
+    run = tmp_path / "run" / MODEL_DIR.name
+    shutil.copytree(MODEL_DIR, run)
+    results = run / "results_2025-01-15T10-22-31.123456.json"
+    question = "Ana buys 3 boxes of 12 pencils and gives away 5 pencils. How many pencils does she have left?"
+    for doc_to_text, expected, source in [
+        ("Question: {{question}}\nAnswer:", f"Question: {question}\nAnswer:", "doc_to_text"),  # lm-eval's gsm8k
+        ("question", question, "doc_to_text"),  # a field name
+        ("def doc_to_text(doc):\n    return doc['question']\n", question, "doc"),  # a function, logged as source
+        ("Q: {{problem}}", question, "doc"),  # a template this document does not fit
+    ]:
+        results.write_text(json.dumps({"configs": {"gsm8k": {"doc_to_text": doc_to_text}}}))
+        report, _ = lmeval_report([str(run)], "regex")
+        assert report["groups"][0]["question_from"] == [source]
+        records, _ = read_samples(run / GSM8K.name, config={"doc_to_text": doc_to_text})
+        assert records[0]["question"] == expected and records[0]["meta"]["lm_eval"]["question_from"] == source
+    assert main(["import-lmeval", "--input", str(run), "--output", str(tmp_path / "out")]) == 0  # reads it too
+    [written] = (tmp_path / "out").glob("gsm8k.*.jsonl")
+    assert read_records(written)[0]["question"] == question
 
-    answer, target = "The capital is Paris.", "Paris"
-    record = [{"question": None, "candidate": answer, "references": [target], "category": "other"}]
-    expected = {spec: float(Judge.load(spec).details(record)[0]["verdict"] is True) for spec in ("regex", "contains")}
-    assert expected["regex"] != expected["contains"]  # so which judge ran is visible
-    monkeypatch.delenv("BERTJUDGE_JUDGE", raising=False)
-    assert bertjudge_acc(references=[target], predictions=[answer]) == expected["regex"]
-    monkeypatch.setenv("BERTJUDGE_JUDGE", "contains")
-    assert bertjudge_acc(references=[target], predictions=[answer]) == expected["contains"]
-    assert bertjudge_acc(references=[target], predictions=[answer], judge="regex") == expected["regex"]
-    assert cached_judge("contains") is cached_judge("contains")
+
+# repeats: every response of a document is a row
 
 
-def test_metric_reads_targets_like_the_importer_and_rejects_unknown_options():
-    from bertjudge.pipeline.lmeval_metric import bertjudge_acc
-
-    target = "12 * 2 = 24.\n#### 1,024"
-    answers = ["So the total is 1024.", "So the total is 1023."]
-    records = [
-        {"question": None, "candidate": a, "references": references(target), "category": "open_math"} for a in answers
+def samples_with_repeats(folder: Path) -> Path:
+    """A samples file as lm-eval writes it for a task with ``repeats: 3`` and two filters (as
+    gsm8k-cot-self-consistency: the first response's number, and the majority vote): per document and
+    filter one line, ``resps`` [[r1, r2, r3]], ``filtered_resps`` what the filter made of them."""
+    docs = [
+        ("What is 6 times 7?", "6 * 7 = 42.\n#### 42", ["It is 41. #### 41", "6 * 7 = 42. #### 42", "42 #### 42"]),
+        ("What is 10 minus 3?", "10 - 3 = 7.\n#### 7", ["The answer is 8. #### 8", "#### 7", "8 #### 8"]),
     ]
-    expected = [float(d["verdict"] is True) for d in RegexJudge().details(records)]
-    assert [bertjudge_acc([target], [a], category="open_math", judge="regex") for a in answers] == expected
-    assert sorted(expected) == [0.0, 1.0]
-    assert bertjudge_acc([target, target], ["1024", "7"], category="open_math") == pytest.approx(0.5)
-    with pytest.raises(ValueError, match=r"unknown option\(s\) \['treshold'\]"):
-        bertjudge_acc([target], ["1024"], treshold=0.3)
-    with pytest.raises(RecordError, match="bertjudge_acc, item 0: 'category' must be one of"):
-        bertjudge_acc([target], ["1024"], category="maths")
+    lines = []
+    for doc_id, (question, answer, responses) in enumerate(docs):
+        numbers = [r.rsplit("#### ", 1)[1] for r in responses]
+        target = answer.rsplit("#### ", 1)[1]
+        for name, filtered in (("score-first", numbers[0]), ("maj@3", max(set(numbers), key=numbers.count))):
+            lines.append(
+                {
+                    "doc_id": doc_id,
+                    "doc": {"question": question, "answer": answer},
+                    "target": answer,
+                    "arguments": {
+                        "gen_args_0": {
+                            "arg_0": f"Q: What is 1 plus 1?\nA: 1 + 1 = 2. #### 2\n\nQ: {question}\nA:",
+                            "arg_1": {"until": ["Q:"], "do_sample": True, "temperature": 0.2},
+                        }
+                    },
+                    "resps": [responses],
+                    "filtered_resps": [filtered],
+                    "filter": name,
+                    "metrics": ["exact_match"],
+                    "doc_hash": "0" * 64,
+                    "prompt_hash": "1" * 64,
+                    "target_hash": "2" * 64,
+                    "exact_match": float(filtered == target),
+                }
+            )
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "samples_gsm8k-cot-self-consistency_2025-02-01T09-00-00.000001.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+def test_every_repeat_is_its_own_row(tmp_path):
+    path = samples_with_repeats(tmp_path / "run" / "m")
+    records, skipped = read_samples(path, filter_name="maj@3")
+    assert skipped == 0 and len(records) == 6 and len({r["id"] for r in records}) == 6
+    assert [(r["meta"]["lm_eval"]["doc_id"], r["meta"]["lm_eval"]["repeat"]) for r in records] == [
+        (d, k) for d in (0, 1) for k in range(3)
+    ]
+    assert [r["candidate"] for r in records[:3]] == ["It is 41. #### 41", "6 * 7 = 42. #### 42", "42 #### 42"]
+    assert {r["question"] for r in records[:3]} == {"What is 6 times 7?"}  # not the few-shot prompt
+    assert {r["references"][0] for r in records} == {"42", "7"} and {r["meta"]["item"] for r in records[3:]} == {
+        "doc:1"
+    }
+    # lm-eval's metric is a verdict on the majority vote, not on each response: kept per document, no row label
+    assert {r["label"] for r in records} == {None} and {r["label_source"] for r in records} == {None}
+    assert [r["meta"]["lm_eval"]["value"] for r in records] == [1, 1, 1, 0, 0, 0]  # maj@3: 42 right, 8 wrong
+    first, _ = read_samples(path)  # score-first: both documents' first responses (41, 8) wrong
+    assert [r["meta"]["lm_eval"]["value"] for r in first] == [0] * 6
+    assert [r["id"] for r in first] == [r["id"] for r in records]  # the same responses, whatever the filter
+
+
+def test_report_judges_every_repeat(tmp_path):
+    path = samples_with_repeats(tmp_path / "run" / "m")
+    results = {
+        "model_name": "m",
+        "results": {"gsm8k-cot-self-consistency": {"exact_match,maj@3": 0.5, "exact_match,score-first": 0.0}},
+    }
+    path.with_name("results_2025-02-01T09-00-00.000001.json").write_text(json.dumps(results))
+    report, apart = lmeval_report([str(tmp_path / "run")], "regex", filter_name="maj@3")
+    [group] = report["groups"]
+    records, _ = read_samples(path)
+    verdicts = [d["verdict"] is True for d in RegexJudge().details(records)]
+    assert verdicts == [False, True, True, False, True, False]  # every response judged, each on its own
+    assert (group["n"], group["docs"], group["repeats"]) == (6, 2, 3) and report["n"] == 6
+    assert group["accuracy"] == pytest.approx(3 / 6)
+    assert group["lmeval"] == 0.5 and group["lmeval_reported"] == 0.5 and group["filter"] == "maj@3"
+    assert group["labelled"] == 0 and group["agreement"] is None and apart == [] and group["in_harness"] is None
+    assert group["question_from"] == ["doc"]
+    out = tmp_path / "report"
+    assert main(["lmeval-report", "--input", str(tmp_path / "run"), "--judge", "regex", "--output", str(out)]) == 0
+    assert "| 6 (2 docs × ≤3) |" in (out / "report.md").read_text()
+
+
+# inside lm-eval: the bertjudge filter judges the raw responses; the bertjudge metric reports its verdicts
+
+
+@pytest.fixture()
+def judge_calls(monkeypatch):
+    """Every ``details`` call of a regex or contains judge: (batch size, records)."""
+    require("lm_eval")
+    from bertjudge.judges.regex import ContainsJudge
+
+    calls = []
+    for cls in (RegexJudge, ContainsJudge):
+        original = cls.details
+
+        def spy(self, records, batch_size=32, progress=False, _original=original):
+            calls.append((batch_size, [dict(r) for r in records]))
+            return _original(self, records, batch_size=batch_size, progress=progress)
+
+        monkeypatch.setattr(cls, "details", spy)
+    return calls
+
+
+GSM8K_DOCS = [
+    {"question": "What is 6 times 7?", "answer": "6 * 7 = 42.\n#### 42"},
+    {"question": "What is 10 minus 3?", "answer": "10 - 3 = 7.\n#### 7"},
+    {"question": "What is 1,000 plus 24?", "answer": "#### 1,024"},
+]
+
+
+def test_filter_judges_raw_responses_with_the_question_in_one_batched_call(judge_calls):
+    from bertjudge.pipeline.lmeval_metric import BertJudgeFilter, Judged
+
+    resps = [["6 * 7 = 42, so 42."], ["I think it is 8.", "a second repeat"], ["It is 1024."]]
+    out = BertJudgeFilter(judge="regex", batch_size=2, category="open_math").apply(iter(resps), GSM8K_DOCS)
+    [(batch_size, records)] = judge_calls  # one call for every document, batched by the judge
+    assert batch_size == 2 and len(records) == 3
+    assert [r["question"] for r in records] == [d["question"] for d in GSM8K_DOCS]
+    assert [r["candidate"] for r in records] == [r[0] for r in resps]  # the raw first response of each
+    assert [r["references"] for r in records] == [["42"], ["7"], ["1024"]] and {r["category"] for r in records} == {
+        "open_math"
+    }
+    assert all(isinstance(x, Judged) for x in out) and list(out) == [r[0] for r in resps]
+    expected = [d["verdict"] for d in RegexJudge().details(records)]
+    assert [x.verdict for x in out] == expected == [True, False, True]
+    assert all(isinstance(x.score, float) for x in out)
+    # templates: Jinja over the document's fields; a rendered list is several references
+    docs = [{"q": "Capital of France", "answer": {"aliases": ["Paris", "City of Light"]}}]
+    BertJudgeFilter(question="{{q}}?", references="{{answer.aliases}}").apply([["Paris."]], docs)
+    assert judge_calls[-1][1][0]["question"] == "Capital of France?"
+    assert judge_calls[-1][1][0]["references"] == ["Paris", "City of Light"]
+    BertJudgeFilter(question=None).apply([["Paris."]], [{"answer": "Paris"}])  # no question: the judge sees none
+    assert judge_calls[-1][1][0]["question"] is None
+    assert BertJudgeFilter().apply([], []) == []
+
+
+def test_filter_options_judge_device_and_errors(judge_calls, monkeypatch):
+    from bertjudge.pipeline import lmeval_metric
+    from bertjudge.pipeline.lmeval_metric import BertJudgeFilter, cached_judge
+
+    doc = [{"question": "Capital of France?", "answer": "Paris"}]
+    answer = [["The capital is Paris."]]
+    monkeypatch.delenv("BERTJUDGE_JUDGE", raising=False)
+    monkeypatch.delenv("BERTJUDGE_DEVICE", raising=False)
+    BertJudgeFilter().apply(answer, doc)
+    monkeypatch.setenv("BERTJUDGE_JUDGE", "contains")
+    BertJudgeFilter().apply(answer, doc)
+    BertJudgeFilter(judge="regex").apply(answer, doc)
+    from bertjudge.judges.regex import ContainsJudge
+
+    assert len(judge_calls) == 3
+    assert cached_judge("contains") is cached_judge("contains") and isinstance(cached_judge("contains"), ContainsJudge)
+    loaded = []
+    monkeypatch.setattr(lmeval_metric.Judge, "load", lambda spec, **kw: loaded.append((spec, kw)) or RegexJudge())
+    lmeval_metric.cached_judge.cache_clear()
+    monkeypatch.setenv("BERTJUDGE_DEVICE", "cpu")
+    BertJudgeFilter(judge="some/judge").apply(answer, doc)
+    BertJudgeFilter(judge="other/judge", device="meta").apply(answer, doc)
+    assert loaded == [("some/judge", {"device": "cpu"}), ("other/judge", {"device": "meta"})]
+    lmeval_metric.cached_judge.cache_clear()
+    with pytest.raises(ValueError, match="category 'maths' is not one of"):
+        BertJudgeFilter(category="maths")
+    with pytest.raises(ValueError, match=r"document 0: its question option '\{\{problem\}\}' does not fit"):
+        BertJudgeFilter(question="{{problem}}").apply(answer, doc)
+    with pytest.raises(ValueError, match="not text"):
+        BertJudgeFilter().apply([[(-1.2, True)]], doc)  # a log-likelihood task's responses
+
+
+def test_metric_reports_the_filters_verdicts_and_is_registered():
+    require("lm_eval")
+    from lm_eval.api import registry
+
+    from bertjudge.pipeline.lmeval_metric import BertJudgeFilter, Judged, bertjudge
+
+    assert bertjudge(references=["42"], predictions=[Judged("x #### 42", True, 0.9)]) == 1.0
+    assert bertjudge(references=["42"], predictions=[Judged("x #### 41", False, 0.1)]) == 0.0
+    assert bertjudge(references=["42"], predictions=[Judged("no number", None, None)]) == 0.0  # unreadable: wrong
+    assert math.isnan(bertjudge(references=["42"], predictions=["42"]))  # another filter's output: not judged
+    with pytest.raises(ValueError, match=r"unknown option\(s\) \['judge'\].*go on the bertjudge filter"):
+        bertjudge(references=["42"], predictions=["42"], judge="regex")
+    # registered as lm-eval registers its own: a YAML names them "bertjudge"
+    assert registry.get_metric("bertjudge") is bertjudge and registry.get_filter("bertjudge") is BertJudgeFilter
+    assert registry.get_metric_aggregation("bertjudge") is registry.get_aggregation("mean")
+    assert registry.is_higher_better("bertjudge") is True
+    judged = pickle.loads(pickle.dumps(Judged("x", True, 0.75)))
+    assert (judged, judged.verdict, judged.score, type(judged)) == ("x", True, 0.75, Judged)
+    assert Judged("Paris").verdict is None  # lm-eval casts the target to the response's type

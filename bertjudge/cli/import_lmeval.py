@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_output(args.output, folder=True)
     try:  # every file is read (and checked) before any is written
         files = lmeval.sample_files(args.input)
-        results = [(f, *lmeval.read_samples(f, args.model, args.filter, args.metric, args.category)) for f in files]
+        results = [(f, *_read(f, args)) for f in files]
     except (RecordError, FileNotFoundError) as err:
         raise CommandError(str(err), usage=True) from err
     names = {path: _name(path, records) for path, records, _ in results if records}
@@ -51,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
             labelled = sum(r["label"] is not None for r in records)
             print(f"{path.name}: {len(records)} records ({labelled} labelled) → {out / name}")
     return 0
+
+
+def _read(path: Path, args: argparse.Namespace) -> tuple[list[dict], int]:
+    """The records of one samples file; lm-eval's results file beside it (if any) gives the task's question."""
+    match = lmeval.SAMPLES.match(path.name)  # not a samples file: read_samples says so
+    config = lmeval.task_config(lmeval.results_of(path)[1], match["task"]) if match else {}
+    return lmeval.read_samples(path, args.model, args.filter, args.metric, args.category, config)
 
 
 def _name(path: Path, records: list[dict]) -> str:

@@ -55,16 +55,14 @@ def run(args: argparse.Namespace) -> int:
     )
     paths = lmeval_report.write_report(report, disagreements, out)
     for g in report["groups"]:
-        versus = (
-            ""
-            if g["lmeval"] is None
-            else (
-                f"; lm-eval {g['lmeval_metric']} {g['lmeval']:.3f}, agreement "
-                f"{g['agreement']:.3f}, {g['disagreements']} disagreements"
-            )
-        )
+        versus = "" if g["lmeval"] is None else f"; lm-eval {g['lmeval_metric']} {g['lmeval']:.3f}"
+        if g["agreement"] is not None:
+            versus += f", agreement {g['agreement']:.3f}, {g['disagreements']} disagreements"
+        if g["in_harness"] is not None:
+            versus += f"; bertjudge in lm-eval ({g['in_harness']['filter']}) {g['in_harness']['value']:.3f}"
+        n = f"n={g['n']}" + ("" if g["repeats"] == 1 else f" ({g['docs']} documents × up to {g['repeats']} responses)")
         print(
-            f"{g['task']} · {g['model']}: n={g['n']}, {report['judge']['name']} accuracy {g['accuracy']:.3f} "
+            f"{g['task']} · {g['model']}: {n}, {report['judge']['name']} accuracy {g['accuracy']:.3f} "
             f"[{_num(g['interval'][0])}, {_num(g['interval'][1])}]{versus}"
         )
     for s in report["skipped"]:

@@ -1,15 +1,20 @@
 """``python -m bertjudge lmeval-report``: judge lm-eval ``--log_samples`` output beside lm-eval's own metric.
 
 Every ``samples_<task>_<timestamp>.jsonl`` under the inputs is read as records (``lmeval.read_samples``:
-the prompt as question, the raw response as candidate, the target as reference, lm-eval's 0/1 metric
-of the chosen filter as label) and judged in one pass. The ``results_<timestamp>.json`` lm-eval wrote
-beside it gives the model's name and lm-eval's reported value. Per task, model and run:
+one per response, every repeat of a document included; the document's question, not the few-shot
+prompt; the target as reference) and judged in one pass. The ``results_<timestamp>.json`` lm-eval
+wrote beside it gives the model's name, the task's ``doc_to_text`` (the question) and lm-eval's
+reported values. Per task, model and run:
 
-- ``n``, ``accuracy``: the share of samples the judge finds correct (an answer it cannot read is not
-  correct), with a bootstrap interval by question (``core.stats.accuracy_interval``);
-- ``lmeval``: lm-eval's metric (e.g. ``exact_match``) averaged over the same samples, and
-  ``lmeval_reported``: the value in its results file;
-- ``agreement`` (share of samples where the two verdicts agree) and Cohen's κ;
+- ``n`` (responses), ``docs``, ``repeats``; ``accuracy``: the share of responses the judge finds correct
+  (an answer it cannot read is not correct), with a bootstrap interval by document
+  (``core.stats.accuracy_interval``);
+- ``lmeval``: lm-eval's metric (e.g. ``exact_match``) of the chosen filter averaged over the same
+  documents, and ``lmeval_reported``: the value in its results file;
+- ``in_harness``: bertjudge's own metric where the run computed it inside lm-eval (``lmeval_metric``:
+  the filter it ran in, its mean over the documents, lm-eval's reported value), else None;
+- ``agreement`` (share of responses where the two verdicts agree) and Cohen's κ, over the responses
+  lm-eval's metric is a verdict on (one response per document; with repeats, none);
 - ``disagreements``: how many, and each in ``disagreements.jsonl``.
 
 Written: ``report.json``, ``report.md``, ``disagreements.jsonl``.
@@ -29,23 +34,9 @@ from bertjudge.core.stats import accuracy_interval, cohen_kappa
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.kinds import is_judge
 from bertjudge.judges.loading import Judge
-from bertjudge.pipeline.lmeval import SAMPLES, read_samples, sample_files
+from bertjudge.pipeline.lmeval import OWN_METRICS, SAMPLES, read_samples, results_of, sample_files, task_config
 
 LEVEL = 0.95
-
-
-def results_of(samples: Path) -> tuple[Path | None, dict]:
-    """The ``results_<timestamp>.json`` lm-eval wrote with a samples file (same folder and timestamp)."""
-    path = samples.parent / f"results_{SAMPLES.match(samples.name)['time']}.json"
-    if not path.is_file():
-        return None, {}
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise RecordError(f"{path}:{e.lineno}: not an lm-eval results file ({e.msg})") from None
-    if not isinstance(results, dict):
-        raise RecordError(f"{path}: not an lm-eval results file (a JSON object)")
-    return path, results
 
 
 def read_runs(
@@ -61,8 +52,8 @@ def read_runs(
     for path in sample_files(paths):
         results_path, results = results_of(path)
         name = model or results.get("model_name")
-        recs, skipped = read_samples(path, name, filter_name, metric, category)
         task, run = SAMPLES.match(path.name)["task"], SAMPLES.match(path.name)["time"]
+        recs, skipped = read_samples(path, name, filter_name, metric, category, task_config(results, task))
         for rec in recs:
             rec["meta"]["lm_eval"].update(run=run, path=str(path))
         runs.append(
@@ -85,15 +76,39 @@ def _number(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
+def _in_harness(rows: list[tuple[dict, dict]], reported: dict) -> dict | None:
+    """bertjudge's own metric as lm-eval computed it in the run (``lmeval_metric``): its filter (``bertjudge``;
+    the metric is NaN in the task's other filters), its mean over the documents and lm-eval's reported value."""
+    by_doc: dict = {}
+    for rec, _ in rows:
+        lm = rec["meta"]["lm_eval"]
+        for name, values in lm["filters"].items():
+            value = values.get(OWN_METRICS)
+            if isinstance(value, (int, float)) and not math.isnan(value):
+                by_doc.setdefault(name, {})[lm["doc_id"]] = float(value)
+    if not by_doc:
+        return None
+    name = OWN_METRICS if OWN_METRICS in by_doc else max(by_doc, key=lambda f: len(by_doc[f]))
+    return {
+        "metric": OWN_METRICS,
+        "filter": name,
+        "docs": len(by_doc[name]),
+        "value": float(np.mean(list(by_doc[name].values()))),
+        "reported": _number(reported.get(f"{OWN_METRICS},{name}")),
+    }
+
+
 def _group(rows: list[tuple[dict, dict]], reported: dict, n_boot: int, seed: int) -> tuple[dict, list[dict]]:
     """The report entry of one task, model and run, and its disagreements; ``rows``: (record, details)."""
     first = rows[0][0]
     info = first["meta"]["lm_eval"]
     correct = np.array([d["verdict"] is True for _, d in rows], dtype=float)
-    questions = [rec["question"] or f"doc:{rec['meta']['lm_eval']['doc_id']}" for rec, _ in rows]
-    low, high = accuracy_interval(correct, n_boot=n_boot, seed=seed, level=LEVEL, clusters=questions)
+    documents = [f"doc:{rec['meta']['lm_eval']['doc_id']}" for rec, _ in rows]  # a document's repeats: one cluster
+    low, high = accuracy_interval(correct, n_boot=n_boot, seed=seed, level=LEVEL, clusters=documents)
+    values = {rec["meta"]["lm_eval"]["doc_id"]: rec["meta"]["lm_eval"]["value"] for rec, _ in rows}
+    values = [v for v in values.values() if v is not None]  # lm-eval's metric: one value per document
     labelled = [(i, rec["label"]) for i, (rec, _) in enumerate(rows) if rec["label"] is not None]
-    metric = first["label_source"].rsplit(":", 1)[1] if first["label_source"] else None
+    metric = info["metric"]
     index, labels = (np.array(x) for x in zip(*labelled)) if labelled else (np.array([], int), np.array([]))
     agree = correct[index] == labels
     entry = {
@@ -102,14 +117,18 @@ def _group(rows: list[tuple[dict, dict]], reported: dict, n_boot: int, seed: int
         "run": info["run"],
         "file": info["path"],
         "n": len(rows),
+        "docs": len(set(documents)),
+        "repeats": max(rec["meta"]["lm_eval"]["repeats"] for rec, _ in rows),
+        "question_from": sorted({rec["meta"]["lm_eval"]["question_from"] for rec, _ in rows}),
         "unparsed": sum(bool(d["unparsed"]) for _, d in rows),
         "accuracy": float(correct.mean()),
         "interval": [_number(low), _number(high)],
         "lmeval_metric": metric,
         "filter": info["filter"],
-        "labelled": len(labelled),
-        "lmeval": float(labels.mean()) if labelled else None,
+        "lmeval": float(np.mean(values)) if values else None,
         "lmeval_reported": _number(reported.get(f"{metric},{info['filter']}")) if metric else None,
+        "in_harness": _in_harness(rows, reported),
+        "labelled": len(labelled),
         "agreement": float(agree.mean()) if labelled else None,
         "kappa": _number(cohen_kappa(correct[index], labels)) if labelled else None,
         "disagreements": int((~agree).sum()),
@@ -126,6 +145,7 @@ def _group(rows: list[tuple[dict, dict]], reported: dict, n_boot: int, seed: int
                 "model": rec["candidate_model"],
                 "run": lm["run"],
                 "doc_id": lm["doc_id"],
+                "repeat": lm["repeat"],
                 "question": rec["question"],
                 "answer": rec["candidate"],
                 "references": rec["references"],
@@ -193,21 +213,25 @@ def markdown(report: dict) -> str:
     lines = [
         f"# lm-eval samples judged by {judge['name']} ({judge['kind']})",
         "",
-        f"{report['n']} samples; bertjudge accuracy: share judged correct, {int(report['level'] * 100)}% "
-        "bootstrap interval by question; lm-eval: its metric on the same samples (reported: its results "
-        "file); agreement: share of samples where both verdicts agree.",
+        f"{report['n']} responses; bertjudge accuracy: share judged correct, {int(report['level'] * 100)}% "
+        "bootstrap interval by document; lm-eval: its metric on the same documents (reported: its results "
+        "file); in lm-eval: bertjudge's metric as the run computed it (its filter); agreement: share of "
+        "responses where both verdicts agree (one response per document only).",
         "",
-        "| task | model | run | n | bertjudge acc | interval | lm-eval metric | lm-eval | reported | agreement "
-        "| κ | disagree (bertjudge only / lm-eval only) |",
-        "|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---|",
+        "| task | model | run | n | bertjudge acc | interval | lm-eval metric | lm-eval | reported | in lm-eval "
+        "| agreement | κ | disagree (bertjudge only / lm-eval only) |",
+        "|---|---|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for g in report["groups"]:
         low, high = g["interval"]
         kappa = "–" if g["kappa"] is None else f"{g['kappa']:.2f}"
+        n = f"{g['n']}" if g["repeats"] == 1 else f"{g['n']} ({g['docs']} docs × ≤{g['repeats']})"
+        harness = g["in_harness"]
+        harness = "–" if harness is None else f"{_pct(harness['value'])} ({harness['filter']})"
         lines.append(
-            f"| {g['task']} | {g['model']} | {g['run']} | {g['n']} | {_pct(g['accuracy'])} "
+            f"| {g['task']} | {g['model']} | {g['run']} | {n} | {_pct(g['accuracy'])} "
             f"| {_pct(low)}–{_pct(high)} | {g['lmeval_metric'] or '–'} ({g['filter']}) | {_pct(g['lmeval'])} "
-            f"| {_pct(g['lmeval_reported'])} | {_pct(g['agreement'])} | {kappa} "
+            f"| {_pct(g['lmeval_reported'])} | {harness} | {_pct(g['agreement'])} | {kappa} "
             f"| {g['disagreements']} ({g['bertjudge_only']} / {g['lmeval_only']}) |"
         )
     for s in report["skipped"]:
