@@ -1,7 +1,9 @@
 """``Judge.load("org/name", revision=...)``: a judge from the Hugging Face Hub, through the real
 ``snapshot_download`` in offline mode, from a local folder laid out as the Hub's cache
 (``models--org--name/refs``, ``snapshots/<commit>``, ``blobs``, ``trees/<commit>.json``), built here from
-exported tiny judges; the commit is recorded, and a wrong revision or a changed file is refused."""
+exported tiny judges; the commit is recorded, a wrong revision or a changed file is refused, and only the files of a
+judge folder are taken (``allow_patterns``): a repository's other files are ignored, by ``Judge.load`` and by
+``zoo pull``."""
 
 from __future__ import annotations
 
@@ -14,15 +16,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 from huggingface_hub import constants
+from test_bleurt import make_tiny_bleurt
+from test_generative import make_tiny_causal_lm, smollm2_tokenizer
 
-from bertjudge.core.judge_file import JudgeFileError
+from bertjudge.core.judge_file import JudgeFileError, judge_folder_files
+from bertjudge.judges.bleurt import BleurtJudge
 from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.judges.generative import GenerativeJudge
 from bertjudge.judges.loading import Judge
+from bertjudge.zoo import registry as zoo
 
 REPO = "acme/tiny-judge"
 MAIN, TAGGED = "a" * 39 + "1", "b" * 39 + "2"  # two commits: main, and the tag v1
-LFS = ("model.safetensors",)  # files the Hub keeps in LFS (blob named by sha256)
+LFS = ("model.safetensors", "pytorch_model.bin", "images/calibration.png")  # files the Hub keeps in LFS (by sha256)
+# what a repository may hold beside the judge: none of it is a judge file, none of it may stop a load
+EXTRA = {
+    ".gitattributes": b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n",
+    "images/calibration.png": b"\x89PNG not really",
+    "train.log": b"epoch 1: loss 0.3\n",
+    "pytorch_model.bin": b"a pickle",
+    "notes/README.md": b"# how we trained it\n",
+}
 QUESTIONS, CANDIDATES, REFERENCES = ["What is 2+3?", "Capital of France?"], ["5", "Lyon, I think."], [["5"], ["Paris"]]
 
 
@@ -31,16 +47,26 @@ def git_blob_id(data: bytes) -> str:
 
 
 def add_commit(
-    cache: Path, repo: str, folder: Path, commit: str, refs=("main",), links: bool = True, tree: bool = True
+    cache: Path,
+    repo: str,
+    folder: Path,
+    commit: str,
+    refs=("main",),
+    links: bool = True,
+    tree: bool = True,
+    listed_only: dict[str, bytes] | None = None,
 ) -> Path:
     """Put ``folder`` in the cache as ``repo`` at ``commit``, as ``snapshot_download`` leaves it: each file a
     link to its blob (named by sha256 for LFS files, by git blob id for the others), the refs, the tree
-    listing; ``links=False``: plain copies and no listing (a cache without the Hub's hashes)."""
+    listing; ``links=False``: plain copies and no listing (a cache without the Hub's hashes).
+    ``listed_only``: files of the repository that are in the tree listing but were not downloaded (as a
+    download with ``allow_patterns`` leaves them)."""
     storage = cache / f"models--{repo.replace('/', '--')}"
     snapshot = storage / "snapshots" / commit
     listing = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel, data = path.relative_to(folder).as_posix(), path.read_bytes()
+    files = [(p.relative_to(folder).as_posix(), p.read_bytes(), True) for p in folder.rglob("*") if p.is_file()]
+    files += [(rel, data, False) for rel, data in (listed_only or {}).items()]
+    for rel, data, downloaded in sorted(files):
         target = snapshot / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if rel in LFS:
@@ -56,6 +82,8 @@ def add_commit(
         else:
             etag = git_blob_id(data)
             listing[rel] = {"size": len(data), "blob_id": etag}
+        if not downloaded:
+            continue
         if links:
             blob = storage / "blobs" / etag
             blob.parent.mkdir(parents=True, exist_ok=True)
@@ -157,8 +185,10 @@ def test_without_hub_hashes_the_first_load_is_recorded_and_later_changes_refused
     with pytest.raises(JudgeFileError, match=r"judge.json: changed since the first load of acme/tiny-judge@a+1"):
         Judge.load(REPO)
     shutil.copy(judges[0] / "judge.json", snapshot / "judge.json")
-    (snapshot / "extra.txt").write_text("new")
-    with pytest.raises(JudgeFileError, match="extra.txt: is new since the first load"):
+    (snapshot / "extra.txt").write_text("new")  # not a judge file: neither recorded nor checked
+    Judge.load(REPO)
+    (snapshot / "special_tokens_map.json").write_text("{}")  # a tokenizer file: part of the judge
+    with pytest.raises(JudgeFileError, match="special_tokens_map.json: is new since the first load"):
         Judge.load(REPO)
 
 
@@ -172,3 +202,74 @@ def test_device_and_dtype(judges):
     with pytest.raises(ValueError, match="dtype 'int8': give a floating dtype"):
         Judge.load(folder, dtype="int8")
     assert Judge.load("regex", device="cpu").name  # a rule judge: nothing to move
+
+
+def test_every_file_an_export_writes_is_a_judge_file(tiny_backbone, tiny_llama, tmp_path):
+    """JUDGE_FOLDER_PATTERNS (what a Hub download takes) covers every file each trained kind exports."""
+    torch.manual_seed(0)
+    folders = [
+        EncoderJudge(backbone=tiny_backbone).export(tmp_path / "encoder"),
+        EncoderJudge(backbone=tiny_backbone, num_labels=2, error_head=True).export(tmp_path / "error-head"),
+        GenerativeJudge(backbone=tiny_llama, lora_r=0).export(tmp_path / "generative"),
+        GenerativeJudge(backbone=make_tiny_causal_lm(tmp_path / "lm", smollm2_tokenizer(), "llama"), lora_r=0).export(
+            tmp_path / "generative-bpe"
+        ),
+        BleurtJudge(checkpoint=make_tiny_bleurt(tmp_path / "bleurt-checkpoint")).export(tmp_path / "bleurt"),
+    ]
+    for folder in folders:
+        files = zoo.folder_files(folder)
+        assert judge_folder_files(files) == files, f"{folder.name}: {set(files) - set(judge_folder_files(files))}"
+    assert judge_folder_files(sorted(EXTRA)) == []
+
+
+@pytest.mark.parametrize(
+    "downloaded, links",
+    [(False, True), (True, True), (True, False)],
+    ids=["listed-not-downloaded", "in-the-snapshot", "in-the-snapshot-without-hub-hashes"],
+)
+def test_extra_files_in_the_repository_are_ignored(judges, hub_cache, tmp_path, monkeypatch, downloaded, links):
+    """A repository with more than the judge (.gitattributes, an image, a training log, pickled weights…):
+    the judge's files are downloaded and checked, the others are ignored instead of refusing the repository."""
+    monkeypatch.setenv("BERTJUDGE_CACHE", str(tmp_path / "zoo-cache"))
+    folder = tmp_path / "repo"
+    shutil.copytree(judges[0], folder)
+    extra = dict(EXTRA)
+    if downloaded:  # fetched into the same snapshot by another tool (all but the pickle, which Judge.load refuses)
+        del extra["pytorch_model.bin"]
+        for rel, data in extra.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(data)
+    snapshot = add_commit(hub_cache, REPO, folder, MAIN, links=links, listed_only=None if downloaded else extra)
+    judge = Judge.load(REPO)  # without allow_patterns, listed files not downloaded: "the cached snapshot is incomplete"
+    assert judge.provenance["hub"]["commit"] == MAIN
+    np.testing.assert_allclose(
+        judge.score(QUESTIONS, CANDIDATES, REFERENCES),
+        Judge.load(str(judges[0])).score(QUESTIONS, CANDIDATES, REFERENCES),
+        atol=1e-6,
+    )
+    manifest = hub_cache / f"models--{REPO.replace('/', '--')}" / "bertjudge" / f"{MAIN}.manifest.json"
+    assert manifest.is_file() == (not links)  # without the Hub's hashes: the judge's files recorded, no others
+    if manifest.is_file():
+        assert set(json.loads(manifest.read_text())["files"]) == set(zoo.folder_files(judges[0]))
+    if downloaded:
+        (snapshot / "train.log").resolve().write_bytes(b"changed after download")  # not checked: not the judge's
+        (snapshot / "images" / "calibration.png").unlink()
+        Judge.load(REPO)
+    # zoo pull of the same repository: the cached judge holds the judge's files only
+    registry = tmp_path / "reg.yaml"
+    registry.write_text(
+        yaml.safe_dump(
+            {
+                "minilm-l6.hub": {
+                    "class_path": "bertjudge.judges.encoder.EncoderJudge",
+                    "source": f"hf://{REPO}@main",
+                    "format": {"order": "QCR"},
+                    "license": "Apache-2.0",
+                    "provenance": {"training_data": "toy"},
+                }
+            }
+        )
+    )
+    pulled = zoo.pull("minilm-l6.hub", registry)
+    assert zoo.folder_files(pulled) == zoo.folder_files(judges[0]) and zoo.verify("minilm-l6.hub", registry) == []
+    assert Judge.load(str(pulled)).temperature == 0.02

@@ -1,8 +1,10 @@
-"""The model card of an exported judge (``huggingface_hub.ModelCard``), and its "transformers alone" snippet:
-run as written in the card, it reproduces ``Judge.score``."""
+"""The model card of an exported judge (``huggingface_hub.ModelCard`` rendered from the package's template), its
+metadata (the Hub widget off, the head's labels), and its "transformers alone" snippet: run as written in the
+card, it reproduces ``Judge.score``."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -12,9 +14,9 @@ from huggingface_hub import ModelCard
 
 from bertjudge.core.formats import JudgeFormat, judge_inputs
 from bertjudge.core.records import normalize
-from bertjudge.judges.base import model_card
-from bertjudge.judges.encoder import EncoderJudge
+from bertjudge.judges.encoder import LABELS, EncoderJudge
 from bertjudge.judges.loading import Judge
+from bertjudge.judges.model_card import TEMPLATE, model_card
 
 METRICS = {
     "test/acc": 0.8125,
@@ -95,6 +97,12 @@ def test_card_is_a_model_card_with_metadata_and_results(exported):
     assert data.base_model == "sentence-transformers/all-MiniLM-L6-v2"
     assert data.license == "apache-2.0" and data.datasets == ["bertjudge/real-outputs"]
     assert "bertjudge" in data.tags and data.library_name == "transformers"
+    assert data.inference is False  # the Hub widget would show raw, uncalibrated logits
+    labels = {"plain": {0: "correct"}, "extracted": {0: "incorrect", 1: "correct"}}[kind]  # 1 logit, 2 logits
+    assert data.id2label == labels and data.label2id == {name: i for i, name in labels.items()}
+    model_config = json.loads((folder / "config.json").read_text())  # what export wrote: the card says the same
+    assert model_config["id2label"] == {str(i): name for i, name in labels.items()}
+    assert model_config["label2id"] == data.label2id and LABELS[len(labels)] == labels
     results = {(r.dataset_type, r.dataset_config): r.metric_value for r in data.eval_results}
     assert results == {
         ("test", None): 0.8125,
@@ -161,5 +169,19 @@ def test_card_of_a_judge_without_a_classifier_says_so():
     }
     card = ModelCard(model_card(config))
     assert "is not a sequence classifier" in card.text and "```python\nimport json" not in card.text
+    assert card.data.inference is False and card.data.to_dict().get("id2label") is None  # no classification head
     assert card.data.base_model is None and card.data.eval_results is None  # a local path is no Hub base model
     assert "No evaluation results were recorded" in card.text
+
+
+def test_card_text_comes_from_the_template_file():
+    """The card's words live in the template shipped with the package (bertjudge/judges/), not in the code."""
+    assert TEMPLATE.is_file() and TEMPLATE.parent.name == "judges"
+    template = TEMPLATE.read_text()
+    config = {"class": "x.EncoderJudge", "format": JudgeFormat().to_dict(), "threshold": 0.5, "temperature": 1.0}
+    card = model_card(config, {"architectures": ["BertForSequenceClassification"], "id2label": {"0": "correct"}})
+    for heading in re.findall(r"^## .+$", template, re.M):
+        assert heading in card
+    assert ModelCard(card).data.id2label == {0: "correct"}
+    causal = model_card(config, {"architectures": ["LlamaForCausalLM"], "id2label": {"0": "LABEL_0"}})
+    assert "id2label" not in ModelCard(causal).data.to_dict()  # labels only where the model has a classification head

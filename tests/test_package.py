@@ -45,6 +45,7 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
     assert "bertjudge/zoo/architectures.yaml" in names  # the configs bench costs, beside the registry
+    assert "bertjudge/judges/model_card_template.md" in names  # the model card's text, rendered at export
     for task in ("gsm8k", "mmlu_pro", "triviaqa"):  # lm-eval tasks with the bertjudge filter: --include_path
         assert f"bertjudge/pipeline/lmeval_tasks/bertjudge_{task}.yaml" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
@@ -67,6 +68,12 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     tasks = "from bertjudge.pipeline.lmeval import TASKS; print(TASKS, *sorted(p.name for p in TASKS.glob('*.yaml')))"
     folder, *yamls = run([str(python), "-c", tasks], cwd=work, env=env).stdout.split()
     assert folder.startswith(str(venv)) and len(yamls) == 3  # what `lm_eval --include_path` is given
+    card = (
+        "from bertjudge.judges.model_card import TEMPLATE, model_card; "
+        "print(TEMPLATE); print(model_card({'class': 'x.EncoderJudge', 'format': {'order': 'QCR'}}))"
+    )
+    template, card = run([str(python), "-c", card], cwd=work, env=env).stdout.split("\n", 1)
+    assert template.startswith(str(venv)) and "inference: false" in card and "## Use with transformers alone" in card
     rows = [
         {"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"},
         {"question": "What is 2+3?", "candidate": "Final answer: 6", "reference": "5"},

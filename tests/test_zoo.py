@@ -176,12 +176,16 @@ def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tin
     (copy / "judge.json").unlink()
     (copy / "pytorch_model.bin").write_bytes(b"pickle")  # a hub snapshot may carry both formats
     (copy / "modeling_eurobert.py").write_text("raise SystemExit('remote code ran')\n")
+    (copy / "train.log").write_text("epoch 1\n")  # a repository's other files: not the judge's, left out
+    (copy / "images").mkdir()
+    (copy / "images" / "calibration.png").write_bytes(b"\x89PNG")
     registry = write_registry(
         tmp_path / "reg.yaml",
         {"eurobert-210m.authors": entry("hf://org/BERTJudge@main", format=AUTHORS_FORMAT, num_labels=2)},
     )
     folder = zoo.pull("eurobert-210m.authors", registry, local_copy=copy)
     assert not (folder / "pytorch_model.bin").exists() and not (folder / "modeling_eurobert.py").exists()
+    assert not (folder / "train.log").exists() and not (folder / "images").exists()
     config = json.loads((folder / "judge.json").read_text())
     assert config["num_labels"] == 2 and config["format"]["markers"] == "markers"
     judge = Judge.load(str(folder))

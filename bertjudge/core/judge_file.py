@@ -1,23 +1,72 @@
 """``judge.json``: what an exported judge folder says about itself (its class, input format,
-threshold, calibration, provenance). The one reader and writer of that file."""
+threshold, calibration, provenance). The one reader and writer of that file; and the names of the files a
+judge folder is made of (``JUDGE_FOLDER_PATTERNS``: what a Hub download or a zoo pull takes, nothing else)."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import FormatError, JudgeFormat
 
 JUDGE_FILE = "judge.json"
+MODEL_CONFIG = "config.json"
+MODEL_CARD = "README.md"
+WEIGHTS = "model.safetensors"
+WEIGHTS_INDEX = "model.safetensors.index.json"
+WEIGHT_SHARDS = "model-*-of-*.safetensors"  # the shards WEIGHTS_INDEX names (save_pretrained's names)
+ERROR_HEAD_WEIGHTS = "error_head.safetensors"  # an encoder judge's error-type head, beside WEIGHTS
+# files a Hugging Face tokenizer builds its vocabulary from (one is needed; vocab.json goes with merges.txt)
+TOKENIZER_VOCABULARIES = (
+    "tokenizer.json",
+    "vocab.txt",
+    "vocab.json",
+    "spiece.model",
+    "sentencepiece.bpe.model",
+    "tokenizer.model",
+    "spm.model",
+    "sentencepiece.model",
+)
+TOKENIZER_FILES = (
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "added_tokens.json",
+    "merges.txt",
+    "chat_template.jinja",
+    "chat_template.json",
+    "additional_chat_templates/*.jinja",
+)
+# every file an exported judge folder is made of (fnmatch patterns, relative to the folder, as
+# huggingface_hub's allow_patterns): what the judges' export writes and check_export_folder reads; a Hub
+# repository's other files (.gitattributes, images, logs, pickled weights) are neither downloaded nor checked
+JUDGE_FOLDER_PATTERNS = (
+    JUDGE_FILE,
+    MODEL_CONFIG,
+    "generation_config.json",
+    WEIGHTS,
+    WEIGHTS_INDEX,
+    WEIGHT_SHARDS,
+    ERROR_HEAD_WEIGHTS,
+    *TOKENIZER_FILES,
+    *TOKENIZER_VOCABULARIES,
+    MODEL_CARD,
+)
 MODEL_KEYS = ("class", "format", "threshold", "temperature")  # what a trained judge's judge.json must say
 
 
 class JudgeFileError(BertJudgeError, ValueError):
     """A judge folder that is incomplete or inconsistent: judge.json missing, unreadable or incomplete, or
     its config, tokenizer or weights files missing or damaged. The message names the file."""
+
+
+def judge_folder_files(paths, patterns: tuple[str, ...] = JUDGE_FOLDER_PATTERNS) -> list[str]:
+    """The relative paths among ``paths`` that belong to a judge folder (match one of ``patterns``, case-sensitive,
+    as huggingface_hub's ``allow_patterns`` match them), in their order."""
+    return [path for path in paths if any(fnmatchcase(path, pattern) for pattern in patterns)]
 
 
 def has_judge_file(folder: str | os.PathLike) -> bool:

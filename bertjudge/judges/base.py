@@ -20,33 +20,30 @@ import lightning as L
 import numpy as np
 import torch
 import torch.nn.functional as F
-from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from safetensors import SafetensorError, safe_open
 
 from bertjudge.core.formats import JudgeFormat
-from bertjudge.core.judge_file import JudgeFileError, read_json_object, read_model_config, write_judge_config
+from bertjudge.core.judge_file import (
+    MODEL_CARD,
+    MODEL_CONFIG,
+    TOKENIZER_VOCABULARIES,
+    WEIGHTS,
+    WEIGHTS_INDEX,
+    JudgeFileError,
+    read_json_object,
+    read_model_config,
+    write_judge_config,
+)
 from bertjudge.core.metrics import GroupedBinaryMetrics
 from bertjudge.core.records import CATEGORIES
 from bertjudge.core.version import __version__
 from bertjudge.judges.inference import InferenceEngine, default_token_budget
 from bertjudge.judges.inference import choose as choose_precision
 from bertjudge.judges.interface import BaseJudge, class_path, verdict_fields
+from bertjudge.judges.model_card import model_card
 from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
 
-WEIGHTS = "model.safetensors"
-WEIGHTS_INDEX = "model.safetensors.index.json"
-# files a Hugging Face tokenizer builds its vocabulary from (one is needed; vocab.json goes with merges.txt)
-TOKENIZER_VOCABULARIES = (
-    "tokenizer.json",
-    "vocab.txt",
-    "vocab.json",
-    "spiece.model",
-    "sentencepiece.bpe.model",
-    "tokenizer.model",
-    "spm.model",
-    "sentencepiece.model",
-)
-NOT_FINGERPRINTED = ("README.md",)  # the model card: words about the judge, not the judge
+NOT_FINGERPRINTED = (MODEL_CARD,)  # the model card: words about the judge, not the judge
 
 
 def check_safetensors(path: Path) -> list[str]:
@@ -82,7 +79,7 @@ def check_export_folder(
             f"{folder / pickles[0]}: a pickle file (loading it can run code); refusing the folder: "
             f"keep the weights as {WEIGHTS} only, or pass allow_pickle=True if you trust it"
         )
-    config = read_json_object(folder / "config.json", "the model's configuration")
+    config = read_json_object(folder / MODEL_CONFIG, "the model's configuration")
     for name in tokenizer_files:
         if not (folder / name).is_file():
             raise JudgeFileError(f"{folder / name}: missing (a tokenizer file); the judge's tokenizer cannot be built")
@@ -446,257 +443,13 @@ class JudgeModule(BaseJudge, L.LightningModule):
             if metrics:
                 config["metrics"] = metrics
             write_judge_config(tmp, config)
-            (tmp / "README.md").write_text(model_card(config))
+            model_config = (
+                read_json_object(tmp / MODEL_CONFIG, "config.json") if (tmp / MODEL_CONFIG).is_file() else None
+            )
+            (tmp / MODEL_CARD).write_text(model_card(config, model_config))
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(tmp, folder)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return folder
-
-
-MODEL_ID_PLACEHOLDER = "path/to/this/folder"
-SUITE_NAMES = {
-    "test": "held-out test",
-    "real_test": "real-output test",
-    "adversarial": "adversarial test",
-    "val": "validation",
-}
-TRANSFORMERS_SNIPPET = '''import json
-from pathlib import Path
-
-import torch
-from huggingface_hub import snapshot_download
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-from bertjudge.core.formats import {imports}
-
-model_id = "{model_id}"  # this folder, or the judge's Hub id
-folder = Path(model_id) if Path(model_id).is_dir() else Path(snapshot_download(model_id))
-config = json.loads((folder / "judge.json").read_text())  # format, temperature, bias, threshold
-tokenizer = AutoTokenizer.from_pretrained(folder)
-model = AutoModelForSequenceClassification.from_pretrained(folder).eval()
-
-
-@torch.inference_mode()
-def p_correct(question, candidate, references, category=None):
-    """P(correct): the largest logit over the sequences the judge reads (one per reference read), calibrated."""
-    logits = []
-    for ids in judge_inputs(tokenizer, config["format"], question, candidate, references, category):
-{types}        out = model(input_ids=torch.tensor([ids]){extra}).logits[0]
-        logits.append(out[0] if len(out) == 1 else out[1] - out[0])  # num_labels 2: l1 - l0
-    return torch.sigmoid(max(logits) / config["temperature"] + config.get("bias", 0.0)).item()
-
-
-p = p_correct("What is 2+3?", "2+3 = 5. Final answer: 5", ["5"])
-print(f"P(correct) = {{p:.3f}}, verdict: {{p >= config['threshold']}}")'''
-TOKEN_TYPES_LINE = (
-    '        types = torch.tensor([judge_token_types(tokenizer, config["format"], ids)])'
-    "  # reference_type: 1 on the reference\n"
-)
-MODEL_CARD_TEMPLATE = """---
-{{ card_data }}
----
-
-# {{ title }}
-
-A judge of LLM answers: it reads (question, candidate answer, reference answers) and returns P(the candidate
-is correct). Made with [bertjudge](https://github.com/bertjudge/bertjudge) ({{ kind }}, bertjudge
-{{ version }}).
-
-## Use with bertjudge
-
-```python
-from bertjudge import Judge
-
-judge = Judge.load("{{ model_id }}")  # a folder, or a Hub id: Judge.load("org/name", revision="<commit>")
-judge.score(["What is 2+3?"], ["2+3 = 5. Final answer: 5"], [["5", "five"]])  # P(correct) per answer
-```
-
-`Judge.load` takes `device=` and `dtype=`; a Hub id's commit is recorded in `judge.provenance["hub"]` and
-its files are checked against the Hub's hashes at every load.
-
-## Use with transformers alone
-
-{% if snippet -%}
-The weights are a plain `AutoModelForSequenceClassification`. The input is not one text: the parts
-(question, candidate, references) are tokenized apart, joined with {{ glue }} and truncated per part, so
-build the token ids with `bertjudge.core.formats.judge_inputs` and the format saved in `judge.json`, then
-apply the saved temperature and bias (P = sigmoid(logit / temperature + bias)), take the largest over
-the references read, and compare with the saved threshold. This gives the scores of `Judge.score`.
-
-```python
-{{ snippet }}
-```
-{%- else -%}
-This judge ({{ kind }}) is not a sequence classifier: load it with `Judge.load` (above).
-{%- endif %}
-
-## Input format
-
-{{ extractor_note }}
-
-| field | value |
-|---|---|
-{% for key, value in format_rows -%}
-| {{ key }} | `{{ value }}` |
-{% endfor %}
-Calibration (in `judge.json`): threshold {{ threshold }}, temperature {{ temperature }}, bias {{ bias }}.
-
-## Evaluation
-
-{% if metric_rows -%}
-Measured after training (`judge.json` → `metrics`){% if real_categories %}; the real-output test (answers of
-real LLMs) per category: {{ real_categories }}{% endif %}.
-
-| test set | group | metric | value |
-|---|---|---|---|
-{% for suite, group, metric, value in metric_rows -%}
-| {{ suite }} | {{ group }} | {{ metric }} | {{ value }} |
-{% endfor -%}
-{%- else -%}
-No evaluation results were recorded in `judge.json`.
-{%- endif %}
-
-## Provenance
-
-{% for key, value in provenance -%}
-- {{ key }}: {{ value }}
-{% else -%}
-- unknown
-{% endfor %}"""
-
-
-def _hub_like(value) -> bool:
-    text = str(value or "")
-    return text.count("/") == 1 and not text.startswith((".", "/")) and " " not in text and not Path(text).exists()
-
-
-def _extractor_note(fmt: dict) -> str:
-    """What the format reads, said plainly: whether it needs bertjudge's answer extractor."""
-    order = fmt["order"]
-    if "A" in order:
-        note = (
-            f"**This format needs bertjudge's answer extractor.** The order `{order}` reads `A`: the candidate's "
-            "final answer as `bertjudge.core.extract` finds it (a `Final answer:` line, `\\boxed{}`, an option "
-            "letter, else the last number; for an `open_qa` row a marked answer, else the first sentence"
-            + (" or the concluding statement" if fmt.get("answer_statement") else "")
-            + (", written with its value" if fmt.get("answer_value") else "")
-            + "). `transformers` alone cannot rebuild this input; `judge_inputs` does."
-        )
-    else:
-        note = (
-            f"**No answer extractor needed**: the order `{order}` reads the parts as given "
-            "(Q question, C candidate, R references); `judge_inputs` only tokenizes them apart, adds the "
-            "markers or separators and truncates each part as in training."
-        )
-    if fmt.get("reference_options"):
-        note += (
-            " With `reference_options`, a multiple-choice reference given as an option letter is read with "
-            "the option's text parsed from the question (bertjudge's option parser): pass "
-            '`category="multiple_choice"`.'
-        )
-    if fmt.get("references") == "each":
-        note += (
-            f" Each reference is read apart (at most {fmt.get('max_references')}, those sharing most words with "
-            "the candidate) and the largest logit counts."
-        )
-    else:
-        note += " Several references are read joined by ` | `."
-    return note
-
-
-def _metric_rows(metrics: dict) -> list[tuple[str, str, str, str]]:
-    """(test set, group, metric, value) of judge.json's ``metrics`` (``suite/metric[/group]`` keys)."""
-    rows = []
-    for key, value in sorted(metrics.items()):
-        parts = key.split("/", 2)
-        if len(parts) < 2 or isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        suite, metric, group = parts[0], parts[1], parts[2] if len(parts) == 3 else "all"
-        shown = f"{int(value)}" if metric == "n" else f"{float(value):.4f}"
-        rows.append((SUITE_NAMES.get(suite, suite), group, metric, shown))
-    return rows
-
-
-def _eval_results(metrics: dict) -> list[EvalResult]:
-    """The accuracies of judge.json's ``metrics`` as Hub model-index results (overall, and per category)."""
-    results = []
-    for key, value in sorted(metrics.items()):
-        parts = key.split("/", 2)
-        if len(parts) < 2 or parts[1] != "acc" or isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
-        group = parts[2] if len(parts) == 3 else None
-        if group is not None and not group.startswith("category="):
-            continue
-        category = group.split("=", 1)[1] if group else None
-        results.append(
-            EvalResult(
-                task_type="text-classification",
-                task_name="LLM answer judging",
-                dataset_type=parts[0],
-                dataset_name=SUITE_NAMES.get(parts[0], parts[0]) + (f" ({category})" if category else ""),
-                dataset_config=category,
-                metric_type="accuracy",
-                metric_value=round(float(value), 4),
-                metric_name="accuracy" + (f" ({category})" if category else ""),
-            )
-        )
-    return results
-
-
-def model_card(config: dict) -> str:
-    """The README.md of an exported judge, a ``huggingface_hub.ModelCard`` rendered from ``MODEL_CARD_TEMPLATE``:
-    metadata (base model, license, datasets, tags, the accuracies in ``config["metrics"]`` as eval results),
-    how to load it with bertjudge and, for an encoder judge, with ``transformers`` plus
-    ``bertjudge.core.formats.judge_inputs`` (``TRANSFORMERS_SNIPPET``, the same scores as ``Judge.score``),
-    the input format (and whether it needs bertjudge's answer extractor), the metrics and the provenance."""
-    fmt = config["format"]
-    prov = config.get("provenance") or {}
-    kind = str(config.get("class", "")).rpartition(".")[2] or "judge"
-    name = str(prov.get("name") or "bertjudge judge")
-    hub = prov.get("hub") if isinstance(prov.get("hub"), dict) else {}
-    model_id = hub.get("repo") or MODEL_ID_PLACEHOLDER
-    metrics = config.get("metrics") or {}
-    base_model = next((str(prov[k]) for k in ("backbone", "checkpoint") if _hub_like(prov.get(k))), None)
-    datasets = config.get("datasets") or prov.get("datasets")
-    sequence_classifier = kind == "EncoderJudge"
-    card_data = ModelCardData(
-        model_name=name,
-        base_model=base_model,
-        license=config.get("license") or prov.get("license"),
-        datasets=datasets,
-        library_name="transformers" if kind in ("EncoderJudge", "GenerativeJudge") else None,
-        pipeline_tag="text-classification" if sequence_classifier else None,
-        tags=["bertjudge", "llm-evaluation", "judge", f"bertjudge-{kind.lower()}"],
-        eval_results=_eval_results(metrics) or None,
-    )
-    snippet = ""
-    if sequence_classifier:
-        token_types = bool(fmt.get("reference_type"))
-        snippet = TRANSFORMERS_SNIPPET.format(
-            model_id=model_id,
-            imports="judge_inputs, judge_token_types" if token_types else "judge_inputs",
-            types=TOKEN_TYPES_LINE if token_types else "",
-            extra=", token_type_ids=types" if token_types else "",
-        )
-    real = sorted({k.split("=", 1)[1] for k in metrics if k.startswith("real_test/acc/category=")})
-    card = ModelCard.from_template(
-        card_data,
-        template_str=MODEL_CARD_TEMPLATE,
-        title=name,
-        kind=kind,
-        version=__version__,
-        model_id=model_id,
-        snippet=snippet,
-        glue="marker tokens" if fmt.get("markers") == "markers" else "the tokenizer's separator",
-        extractor_note=_extractor_note(fmt),
-        format_rows=[(k, str(v).replace("|", "\\|")) for k, v in fmt.items()],
-        threshold=config.get("threshold"),
-        temperature=config.get("temperature"),
-        bias=config.get("bias", 0.0),
-        metric_rows=_metric_rows(metrics),
-        real_categories=", ".join(real),
-        provenance=[(k, v) for k, v in prov.items()],
-    )
-    return str(card).rstrip("\n") + "\n"

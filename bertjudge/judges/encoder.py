@@ -15,12 +15,14 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from bertjudge.core.collate import pad_batch
 from bertjudge.core.error_types import CORRECT_TYPES, ERROR_TYPES
 from bertjudge.core.formats import Encoder, JudgeFormat, expand_references
-from bertjudge.core.judge_file import JUDGE_FILE, JudgeFileError
+from bertjudge.core.judge_file import ERROR_HEAD_WEIGHTS, JUDGE_FILE, JudgeFileError
 from bertjudge.judges import backbones
 from bertjudge.judges.base import JudgeModule, check_safetensors
 from bertjudge.judges.inference import token_batches
 
-ERROR_HEAD_WEIGHTS = "error_head.safetensors"  # beside model.safetensors, which stays a plain HF classifier
+# the classifier's labels in the exported config.json, by its number of logits (one logit: sigmoid(l0) is
+# P(correct); two: softmax, l1 - l0); names only: the scores do not depend on them
+LABELS = {1: {0: "correct"}, 2: {0: "incorrect", 1: "correct"}}
 
 
 def score_layer_name(model) -> str:
@@ -297,6 +299,12 @@ class EncoderJudge(JudgeModule):
 
     # --- export ----------------------------------------------------------------------------------
     def save_weights(self, folder: Path) -> None:
+        """A plain ``AutoModelForSequenceClassification`` folder whose config names its labels (``LABELS``, not
+        transformers' LABEL_0…), with the tokenizer and, beside it, the error-type head if there is one."""
+        labels = LABELS.get(self.model.config.num_labels)
+        if labels is not None:
+            self.model.config.id2label = dict(labels)
+            self.model.config.label2id = {name: i for i, name in labels.items()}
         self.model.save_pretrained(folder)
         self.tokenizer.save_pretrained(folder)
         if self.error_classifier is not None:

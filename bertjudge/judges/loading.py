@@ -7,8 +7,10 @@ a zoo name, a Hugging Face Hub id (``org/name``, ``org/name@revision``), the URL
 (``hybrid:<judge>``, ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``).
 
 A Hub id is fetched with ``huggingface_hub.snapshot_download`` (offline, ``HF_HUB_OFFLINE=1``: from the
-local Hugging Face cache), its commit is recorded in the judge's provenance (``hub: {repo, revision,
-commit}``), and its files are checked on every load: against the hashes the Hub names them by (a cached
+local Hugging Face cache), only the files of a judge folder (``allow_patterns``:
+``core.judge_file.JUDGE_FOLDER_PATTERNS``; the repository's other files, such as .gitattributes, images or a
+training log, are neither downloaded nor checked), its commit is recorded in the judge's provenance
+(``hub: {repo, revision, commit}``), and those files are checked on every load: against the hashes the Hub names them by (a cached
 file is a link to ``blobs/<sha256>`` for LFS files, ``blobs/<git blob sha1>`` for the others; the cached
 tree listing gives the same ids), and, where no such hash is at hand, against the sha256 recorded at the
 first load (``<repo cache folder>/bertjudge/<commit>.manifest.json``).
@@ -35,7 +37,13 @@ from huggingface_hub.errors import (
 )
 
 from bertjudge.core.formats import JudgeFormat
-from bertjudge.core.judge_file import JudgeFileError, has_judge_file, read_judge_config
+from bertjudge.core.judge_file import (
+    JUDGE_FOLDER_PATTERNS,
+    JudgeFileError,
+    has_judge_file,
+    judge_folder_files,
+    read_judge_config,
+)
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.kinds import judge_class
 from bertjudge.judges.regex import ContainsJudge, RegexJudge
@@ -143,8 +151,8 @@ def checked_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
 # --- the Hugging Face Hub --------------------------------------------------------------------------
 def hub_snapshot(spec: str, revision: str | None = None) -> tuple[Path, dict]:
     """The local snapshot folder of Hub id ``spec`` (``org/name`` or ``org/name@revision``) at ``revision``
-    (default ``main``) and ``{repo, revision, commit}``: fetched with ``snapshot_download`` (offline: from
-    the local cache), then checked (``check_hub_files``). A revision the Hub (or, offline, the cache) does
+    (default ``main``) and ``{repo, revision, commit}``: the files of a judge folder fetched with
+    ``snapshot_download`` (offline: from the local cache), then checked (``check_hub_files``). A revision the Hub (or, offline, the cache) does
     not have is a ``FileNotFoundError``; a changed file a ``JudgeFileError``; each one line."""
     match = HUB_ID.match(spec)
     repo, in_spec = match["repo"], match["revision"]
@@ -153,7 +161,7 @@ def hub_snapshot(spec: str, revision: str | None = None) -> tuple[Path, dict]:
     revision = in_spec or revision
     shown = f"{repo}@{revision or 'main'}"
     try:
-        snapshot = Path(snapshot_download(repo, revision=revision))
+        snapshot = Path(snapshot_download(repo, revision=revision, allow_patterns=list(JUDGE_FOLDER_PATTERNS)))
     except RevisionNotFoundError:
         raise FileNotFoundError(f"{shown}: the Hub repository has no revision {revision!r}") from None
     except (RepositoryNotFoundError, GatedRepoError):
@@ -185,8 +193,13 @@ def git_blob_sha1(path: Path) -> str:
     return digest.hexdigest()
 
 
+def snapshot_files(snapshot: Path) -> list[str]:
+    """The files of a snapshot that belong to the judge (``JUDGE_FOLDER_PATTERNS``); the others are ignored."""
+    return judge_folder_files(zoo.folder_files(snapshot))
+
+
 def hub_hashes(snapshot: Path, repo: str, commit: str) -> dict[str, tuple[str, str]]:
-    """``{file: (algorithm, digest)}`` for the snapshot's files the Hub gives a hash: a cached file links to
+    """``{file: (algorithm, digest)}`` for the snapshot's judge files the Hub gives a hash: a cached file links to
     its blob, named by the file's sha256 (LFS) or git blob id (the others). The cached tree listing, when
     there is one, must name the same git blob id (a link switched to another blob is caught)."""
     try:
@@ -194,7 +207,7 @@ def hub_hashes(snapshot: Path, repo: str, commit: str) -> dict[str, tuple[str, s
     except CachedRepoTreeNotFoundError:
         listed = {}
     found = {}
-    for rel in zoo.folder_files(snapshot):
+    for rel in snapshot_files(snapshot):
         path = snapshot / rel
         blob = Path(os.path.realpath(path)).name if path.is_symlink() else ""
         if SHA256.match(blob):
@@ -210,8 +223,8 @@ def hub_hashes(snapshot: Path, repo: str, commit: str) -> dict[str, tuple[str, s
 
 
 def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
-    """Refuse a snapshot whose files differ from the Hub's hashes (``hub_hashes``) or, for files without one,
-    from the sha256 recorded at the first load in the manifest (written then)."""
+    """Refuse a snapshot whose judge files (``snapshot_files``) differ from the Hub's hashes (``hub_hashes``) or,
+    for files without one, from the sha256 recorded at the first load in the manifest (written then)."""
     known = hub_hashes(snapshot, repo, commit)
     for rel, (algorithm, expected) in known.items():
         got = zoo.sha256(snapshot / rel) if algorithm == "sha256" else git_blob_sha1(snapshot / rel)
@@ -220,7 +233,7 @@ def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
                 f"{snapshot / rel}: {algorithm} {got} differs from the Hub's {expected} for {repo}@"
                 f"{commit}; the file was changed after download: delete the snapshot and load again"
             )
-    rest = {rel: zoo.sha256(snapshot / rel) for rel in zoo.folder_files(snapshot) if rel not in known}
+    rest = {rel: zoo.sha256(snapshot / rel) for rel in snapshot_files(snapshot) if rel not in known}
     manifest = snapshot.parent.parent / "bertjudge" / f"{commit}.manifest.json"
     recorded = zoo.read_json(manifest).get("files")
     if recorded is None:

@@ -4,7 +4,9 @@ The command is ``python -m bertjudge zoo list|show|pull|publish|verify|readme`` 
 ``publish`` and ``readme``, which measure judges or read the measurements, are in ``bertjudge.evaluation.publish``.
 
 - ``pull NAME`` downloads an entry into the cache (``$BERTJUDGE_CACHE``, default
-  ``~/.cache/bertjudge``), refuses pickled weights, never downloads or runs code unless asked,
+  ``~/.cache/bertjudge``): from the Hub only the files of a judge folder (``pull_patterns``: a repository's
+  other files, such as .gitattributes, images or logs, are ignored), refuses pickled weights, never
+  downloads or runs code unless asked,
   checks every sha256 the registry lists, records the hashes of the rest (trust on first pull), and
   writes ``judge.json`` from the entry when the checkpoint has none (the authors' checkpoints), so
   that ``Judge.load(NAME)`` works.
@@ -32,6 +34,7 @@ import yaml
 
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import FormatError, JudgeFormat
+from bertjudge.core.judge_file import JUDGE_FOLDER_PATTERNS, judge_folder_files
 from bertjudge.core.version import __version__
 
 DEFAULT_REGISTRY = Path(__file__).with_name("registry.yaml")  # package data
@@ -257,8 +260,16 @@ def _hub_offline_message(name: str, repo: str, revision: str, cause: str) -> str
     )
 
 
-def _fetch_hf(name: str, repo: str, revision: str, dest: Path, trust_remote_code: bool, token: str | None) -> None:
-    """Download (or find in the Hugging Face cache) a snapshot, then copy it without pickles or code."""
+def pull_patterns(entry: dict, trust_remote_code: bool = False) -> tuple[str, ...]:
+    """What a pull takes from a Hub snapshot (or a local copy of one), as ``allow_patterns``: the files of a
+    judge folder (``JUDGE_FOLDER_PATTERNS``), the files the entry lists, and, with ``trust_remote_code``,
+    the checkpoint's code (``*.py``)."""
+    return JUDGE_FOLDER_PATTERNS + tuple(entry["files"]) + (("*.py",) if trust_remote_code else ())
+
+
+def _fetch_hf(name: str, repo: str, revision: str, dest: Path, patterns: tuple[str, ...], token: str | None) -> None:
+    """Download (or find in the Hugging Face cache) the files of a snapshot that match ``patterns`` (never
+    pickles; code only where ``patterns`` allow ``*.py``), then copy those."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -266,14 +277,19 @@ def _fetch_hf(name: str, repo: str, revision: str, dest: Path, trust_remote_code
     cause = "HF_HUB_OFFLINE is set"
     if not offline and not hub_reachable():
         offline, cause = True, "the Hugging Face Hub is unreachable from this machine"
-    skip = UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",))
+    skip = UNSAFE_SUFFIXES + (() if "*.py" in patterns else (".py",))
     try:
         snapshot = snapshot_download(
-            repo, revision=revision, ignore_patterns=[f"*{s}" for s in skip], local_files_only=offline, token=token
+            repo,
+            revision=revision,
+            allow_patterns=list(patterns),
+            ignore_patterns=[f"*{s}" for s in skip],
+            local_files_only=offline,
+            token=token,
         )
     except LocalEntryNotFoundError:
         raise ZooError(_hub_offline_message(name, repo, revision, cause)) from None
-    copy_tree(Path(snapshot), dest, f"hf://{repo}@{revision}", skip=skip)
+    copy_tree(Path(snapshot), dest, f"hf://{repo}@{revision}", skip=skip, only=patterns)
 
 
 def _fetch_https(base: str, files: dict, dest: Path) -> None:
@@ -289,11 +305,16 @@ def _fetch_https(base: str, files: dict, dest: Path) -> None:
             raise ZooError(f"{base}/{rel}: download failed ({err})") from None
 
 
-def copy_tree(src: Path, dest: Path, where: str, skip: tuple[str, ...] = ()) -> None:
-    """Copy a judge folder (links followed), leaving out files ending in ``skip``; refuse pickles."""
+def copy_tree(
+    src: Path, dest: Path, where: str, skip: tuple[str, ...] = (), only: tuple[str, ...] | None = None
+) -> None:
+    """Copy a judge folder (links followed), leaving out files ending in ``skip`` and, with ``only``, the files
+    that match none of those patterns; refuse pickles."""
     if not src.is_dir():
         raise ZooError(f"{where}: {src} is not a folder")
     files = [rel for rel in folder_files(src) if not rel.endswith(skip)] if skip else folder_files(src)
+    if only is not None:
+        files = judge_folder_files(files, only)
     unsafe = [rel for rel in files if rel.endswith(UNSAFE_SUFFIXES)]
     if unsafe:
         raise ZooError(
@@ -362,8 +383,9 @@ def pull(
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     try:
-        if local_copy is not None:  # a copy of a hub snapshot: left out as a hub download would be
-            copy_tree(Path(local_copy), tmp, name, skip=UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",)))
+        if local_copy is not None:  # a copy of a hub snapshot: taken as a hub download would take it
+            skip = UNSAFE_SUFFIXES + (() if trust_remote_code else (".py",))
+            copy_tree(Path(local_copy), tmp, name, skip=skip, only=pull_patterns(entry, trust_remote_code))
         elif scheme == "file":
             src = file_source(entry, registry)
             if not src.is_dir() and entry["build"]:
@@ -373,7 +395,7 @@ def pull(
                 )
             copy_tree(src, tmp, name)
         elif scheme == "hf":
-            _fetch_hf(name, location, revision, tmp, trust_remote_code, token)
+            _fetch_hf(name, location, revision, tmp, pull_patterns(entry, trust_remote_code), token)
         else:
             _fetch_https(location, entry["files"], tmp)
         hashes = hash_folder(tmp)
