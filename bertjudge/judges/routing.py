@@ -60,7 +60,22 @@ def checked_options(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
     return rules_accept, (low, high)
 
 
-class CascadeJudge(BaseJudge):
+class _RoutingJudge(BaseJudge):
+    """What every routing judge shares: its judges, named (``_named``), are its parts and move with it."""
+
+    def _named(self) -> list[tuple[str, BaseJudge]]:
+        raise NotImplementedError
+
+    def parts(self) -> list[BaseJudge]:
+        return [part for _, judge in self._named() for part in judge.parts()]
+
+    def place(self, device=None, dtype=None) -> _RoutingJudge:
+        for _, judge in self._named():
+            judge.place(device, dtype)
+        return self
+
+
+class CascadeJudge(_RoutingJudge):
     """Rules → ``model`` → optional ``expensive`` judge, by confidence (see the module docstring).
 
     Args:
@@ -155,18 +170,10 @@ class CascadeJudge(BaseJudge):
         """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
         return np.array([row["score"] for row in self.details(records, batch_size, progress)], dtype=float)
 
-    def _stages(self) -> list[tuple[str, BaseJudge]]:
+    def _named(self) -> list[tuple[str, BaseJudge]]:
         """(stage, judge) in order: the rules, the model and, when there is one, the expensive judge."""
         stages = [("rules", self.rules), ("model", self.model)]
         return stages if self.expensive is None else [*stages, ("expensive", self.expensive)]
-
-    def parts(self) -> list[BaseJudge]:
-        return [part for _, judge in self._stages() for part in judge.parts()]
-
-    def place(self, device=None, dtype=None) -> CascadeJudge:
-        for _, judge in self._stages():
-            judge.place(device, dtype)
-        return self
 
     def config(self) -> dict:
         """Its options and each stage's ``config()``."""
@@ -176,7 +183,7 @@ class CascadeJudge(BaseJudge):
             "rules_accept": self.rules_accept,
             "band": list(self.band),
             "threshold": self.threshold,
-            "stages": {stage: judge.config() for stage, judge in self._stages()},
+            "stages": {stage: judge.config() for stage, judge in self._named()},
         }
 
     def fingerprint(self) -> dict[str, str]:
@@ -188,7 +195,7 @@ class CascadeJudge(BaseJudge):
             "rules_accept": self.rules_accept,
             "band": ",".join(f"{x:g}" for x in self.band),
         }
-        for stage, judge in self._stages():
+        for stage, judge in self._named():
             found.update({f"{stage}/{key}": str(value) for key, value in judge.fingerprint().items()})
         return found
 
@@ -232,7 +239,7 @@ class HybridJudge(CascadeJudge):
         return f"hybrid({self.model.name})"
 
 
-class ByCategoryJudge(BaseJudge):
+class ByCategoryJudge(_RoutingJudge):
     """Each row scored by the judge chosen for its ``category``; ``default`` scores the other categories.
 
     Args:
@@ -289,16 +296,8 @@ class ByCategoryJudge(BaseJudge):
         rows = self.details(records, batch_size, progress)
         return np.array([math.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
 
-    def _judges(self) -> list[tuple[str, BaseJudge]]:
+    def _named(self) -> list[tuple[str, BaseJudge]]:
         return [("default", self.default), *self.routes.items()]
-
-    def parts(self) -> list[BaseJudge]:
-        return [part for _, judge in self._judges() for part in judge.parts()]
-
-    def place(self, device=None, dtype=None) -> ByCategoryJudge:
-        for _, judge in self._judges():
-            judge.place(device, dtype)
-        return self
 
     def config(self) -> dict:
         """Its routes and each judge's ``config()``."""
@@ -306,13 +305,13 @@ class ByCategoryJudge(BaseJudge):
             "class": class_path(self),
             "name": self.name,
             "threshold": self.threshold,
-            "judges": {route: judge.config() for route, judge in self._judges()},
+            "judges": {route: judge.config() for route, judge in self._named()},
         }
 
     def fingerprint(self) -> dict[str, str]:
         """Its class and name, and each judge's fingerprint under its route (``default/…``, ``<category>/…``)."""
         found = {"class": class_path(self), "name": self.name}
-        for route, judge in self._judges():
+        for route, judge in self._named():
             found.update({f"{route}/{key}": str(value) for key, value in judge.fingerprint().items()})
         return found
 
