@@ -1,9 +1,10 @@
-"""wandb stays offline by default: every WandbLogger in configs/ says ``offline: true``, and ``evaluate --wandb``
-writes an offline run (tables, plots, the report files) under the report's folder."""
+"""wandb follows ``WANDB_MODE``, offline when it is unset: no WandbLogger in configs/ names a mode (``offline``), the
+training command sets ``WANDB_MODE=offline`` unless the user set it, and ``evaluate --wandb`` writes an offline run (tables, plots, the report files) under the report's folder."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -31,13 +32,13 @@ def wandb_loggers(node, where: str = "") -> list[tuple[str, dict]]:
     return found
 
 
-def not_offline(path: Path) -> list[str]:
-    """The WandbLoggers of a config file that would log online, one line each."""
+def hard_coded_modes(path: Path) -> list[str]:
+    """The WandbLoggers of a config file that fix their mode (``offline``) instead of leaving it to WANDB_MODE."""
     loggers = wandb_loggers(yaml.safe_load(path.read_text()))
     return [
-        f"{path}: {where}: init_args.offline is {args.get('offline')!r}, not true"
+        f"{path}: {where}: init_args.offline is {args['offline']!r}: leave the mode to WANDB_MODE"
         for where, args in loggers
-        if args.get("offline") is not True
+        if "offline" in args
     ]
 
 
@@ -47,25 +48,41 @@ def test_there_are_configs_with_wandb_loggers():
 
 
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.relative_to(ROOT).as_posix() for p in CONFIGS])
-def test_every_wandb_logger_is_offline(path):
-    assert not_offline(path) == []
+def test_no_wandb_logger_fixes_its_mode(path):
+    assert hard_coded_modes(path) == []
 
 
-def test_the_check_finds_an_online_logger(tmp_path):
-    online = tmp_path / "online.yaml"
-    online.write_text(
+def test_the_check_finds_a_logger_that_fixes_its_mode(tmp_path):
+    fixed = tmp_path / "fixed.yaml"
+    fixed.write_text(
         yaml.safe_dump(
             {
                 "trainer": {
                     "logger": [
                         {"class_path": "lightning.pytorch.loggers.CSVLogger", "init_args": {"save_dir": "x"}},
-                        {"class_path": "lightning.pytorch.loggers.WandbLogger", "init_args": {"project": "p"}},
+                        {"class_path": "lightning.pytorch.loggers.WandbLogger", "init_args": {"offline": True}},
                     ]
                 }
             }
         )
     )
-    assert not_offline(online) == [f"{online}: trainer.logger[1]: init_args.offline is None, not true"]
+    assert hard_coded_modes(fixed) == [
+        f"{fixed}: trainer.logger[1]: init_args.offline is True: leave the mode to WANDB_MODE"
+    ]
+
+
+@pytest.mark.parametrize("given, expected", [(None, "offline"), ("online", "online"), ("disabled", "disabled")])
+def test_training_runs_wandb_offline_unless_wandb_mode_says_otherwise(given, expected, monkeypatch, tmp_path):
+    from bertjudge.cli.common import CommandError
+    from bertjudge.cli.train import run_lightning_cli
+
+    if given is None:
+        monkeypatch.delenv("WANDB_MODE", raising=False)
+    else:
+        monkeypatch.setenv("WANDB_MODE", given)
+    with pytest.raises(CommandError):  # refused before anything runs; the mode is set first
+        run_lightning_cli(["fit", "--config", str(tmp_path / "missing.yaml")])
+    assert os.environ["WANDB_MODE"] == expected
 
 
 def labelled_rows(n: int = 12) -> list[dict]:

@@ -261,6 +261,9 @@ def run_lightning_cli(args: list[str]) -> JudgeCLI:
     """Run LightningCLI on ``args`` (``[subcommand, …]``). A wrong call (a missing ``--config`` file, an unknown
     key, a bad value, a missing data path) is a CommandError (usage), one line, before anything runs."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # wandb runs offline (files under the run's folder, `wandb sync` uploads them) unless WANDB_MODE says otherwise:
+    # the configs' WandbLoggers name no mode, so WANDB_MODE=online logs online
+    os.environ.setdefault("WANDB_MODE", "offline")
     configs = []
     for i, arg in enumerate(args):
         flag, _, value = arg.partition("=")
