@@ -130,6 +130,7 @@ cat > "$H/validate.py" <<'EOF'
 import contextlib
 import io
 import json
+import os
 import sys
 
 import yaml
@@ -176,8 +177,8 @@ for name, *args in calls:
         loggers = trainer.get("logger") or []
         for logger in loggers if isinstance(loggers, list) else [loggers]:
             if isinstance(logger, dict) and "Wandb" in logger.get("class_path", "") and \
-                    not logger.get("init_args", {}).get("offline"):
-                problems.append("a WandbLogger is not offline")
+                    os.environ.get("WANDB_MODE") != "offline":
+                problems.append(f"a WandbLogger would log with WANDB_MODE={os.environ.get('WANDB_MODE')!r}, not offline")
     if problems:
         failed += 1
         print(f"config FAILED: {name}: {'; '.join(problems)}")
