@@ -42,10 +42,11 @@ bench: $(STAMP)
 	$(BIN)/python -m bertjudge bench run $(BENCH_ARGS)
 
 # the integrations with real packages and servers (lm_eval itself, TRL's GRPOTrainer, the LitServe server and the
-# remote judge against it): slow, run by CI after `make test`; a missing package fails here instead of skipping
+# remote judge against it) and the installed wheel fitting a shipped config outside the checkout: slow, run by CI
+# after `make test`; a missing package fails here instead of skipping
 test-integrations: $(STAMP)
 	BERTJUDGE_REQUIRE_INTEGRATIONS=1 $(BIN)/python -m pytest -q -m slow tests/test_lmeval_integration.py \
-		tests/test_rewards.py tests/test_serve.py tests/test_remote.py
+		tests/test_rewards.py tests/test_serve.py tests/test_remote.py tests/test_package.py
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''

@@ -10,7 +10,10 @@ import subprocess
 import sys
 import sysconfig
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,9 +24,27 @@ def run(cmd, cwd, **kw):
     return result
 
 
-def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
+@dataclass
+class Installed:
+    """A wheel built from a copy of the checkout, installed in a fresh venv, and a folder outside the checkout."""
+
+    wheel: Path
+    venv: Path
+    python: Path
+    cli: Path
+    work: Path
+    env: dict
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "source"  # a copy: building writes build/ and *.egg-info next to pyproject.toml
-    shutil.copytree(ROOT / "bertjudge", source / "bertjudge", ignore=shutil.ignore_patterns("__pycache__"))
+    # symlinks kept, as in the checkout: bertjudge/configs links to configs/, whose files the wheel must hold
+    shutil.copytree(
+        ROOT / "bertjudge", source / "bertjudge", symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    shutil.copytree(ROOT / "configs", source / "configs")
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     run(
@@ -42,13 +63,6 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
         cwd=tmp_path,
     )
     (wheel,) = (tmp_path / "dist").glob("bertjudge-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
-    assert "bertjudge/zoo/architectures.yaml" in names  # the configs bench costs, beside the registry
-    assert "bertjudge/judges/model_card_template.md" in names  # the model card's text, rendered at export
-    for task in ("gsm8k", "mmlu_pro", "triviaqa"):  # lm-eval tasks with the bertjudge filter: --include_path
-        assert f"bertjudge/pipeline/lmeval_tasks/bertjudge_{task}.yaml" in names
-    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
@@ -59,9 +73,24 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     work = tmp_path / "elsewhere"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": "", "HF_HUB_OFFLINE": "1"}
+    return Installed(wheel, venv, python, venv / "bin" / "bertjudge", work, env)
+
+
+def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(installed):
+    wheel, venv, python, work, env = installed.wheel, installed.venv, installed.python, installed.work, installed.env
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
+    assert "bertjudge/zoo/architectures.yaml" in names  # the configs bench costs, beside the registry
+    assert "bertjudge/judges/model_card_template.md" in names  # the model card's text, rendered at export
+    for task in ("gsm8k", "mmlu_pro", "triviaqa"):  # lm-eval tasks with the bertjudge filter: --include_path
+        assert f"bertjudge/pipeline/lmeval_tasks/bertjudge_{task}.yaml" in names
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
+    # every training config, as files (not the checkout's link)
+    configs = sorted(p.relative_to(ROOT / "configs").as_posix() for p in (ROOT / "configs").rglob("*.yaml"))
+    assert sorted(n.removeprefix("bertjudge/configs/") for n in names if n.startswith("bertjudge/configs/")) == configs
     where = run([str(python), "-c", "import bertjudge; print(bertjudge.__file__)"], cwd=work, env=env)
     assert str(venv) in where.stdout and str(ROOT) not in where.stdout
-    cli = venv / "bin" / "bertjudge"
+    cli = installed.cli
     assert "judge" in run([str(cli), "--help"], cwd=work, env=env).stdout
     listed = run([str(cli), "zoo", "list"], cwd=work, env=env).stdout
     assert "minilm-l6.quickstart" in listed  # the registry shipped as package data
@@ -86,3 +115,50 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(tmp_path):
     )
     verdicts = [json.loads(line)["verdict"] for line in (work / "out.jsonl").read_text().splitlines()]
     assert verdicts == [True, False]
+
+
+@pytest.mark.slow
+def test_the_installed_wheel_fits_a_shipped_config_outside_the_checkout(installed, tiny_backbone):
+    """`fit --config` on the quickstart config the wheel ships (found with `bertjudge configs`), from a folder
+    outside the checkout, made tiny on the command line: a random backbone, embedded rows, two steps."""
+    cli, env = installed.cli, {**installed.env, "WANDB_MODE": "offline"}
+    for variable in ("WANDB_CACHE_DIR", "WANDB_CONFIG_DIR", "WANDB_DATA_DIR", "WANDB_ARTIFACT_DIR"):
+        env[variable] = str(installed.work / "wandb-home" / variable.lower())
+    work = installed.work / "fit"
+    work.mkdir()
+    (config,) = run([str(cli), "configs", "quickstart"], cwd=work, env=env).stdout.split()
+    assert config.startswith(str(installed.venv)) and Path(config).is_file()
+    fitted = run(
+        [
+            str(cli),
+            "fit",
+            "--config",
+            config,
+            f"--model.init_args.backbone={tiny_backbone}",
+            "--data.train=[embedded:train?n=32]",
+            "--data.val=[embedded:val?n=16]",
+            "--data.test=[embedded:test?n=16]",
+            "--data.adversarial=[]",
+            "--data.real_test=[]",
+            "--data.eval_batch_size=16",
+            "--trainer.max_steps=2",
+            "--trainer.val_check_interval=2",
+            "--trainer.precision=32-true",
+        ],
+        cwd=work,
+        env=env,
+    )
+    judge = work / "runs" / "quickstart" / "judge"  # the config's default_root_dir, under the folder it ran in
+    assert f"exported the judge to {judge.relative_to(work)}" in fitted.stdout
+    saved = json.loads((judge / "judge.json").read_text())
+    assert saved["provenance"]["recipe"]["steps"] == 2 and saved["provenance"]["train_data"] == ["embedded:train?n=32"]
+    assert 0 <= saved["metrics"]["test/acc"] <= 1 and saved["format"]["order"] == "ARQC"  # the config's format
+    assert list((work / "runs" / "quickstart" / "wandb").glob("offline-run-*"))  # the config's WandbLogger, offline
+    rows = [{"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"}]
+    (work / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run(
+        [str(cli), "judge", "--judge", str(judge), "--input", "in.jsonl", "--output", "out.jsonl", "--no-progress"],
+        cwd=work,
+        env=env,
+    )
+    assert 0 <= json.loads((work / "out.jsonl").read_text())["score"] <= 1

@@ -54,6 +54,7 @@ COMMANDS = {
     "import-evouna": ("import_evouna", "EVOUNA's human-judged open-QA answers (NQ/TQ) as records"),
     "champ": ("champ", "real GPT/PaLM math solutions (champ-dataset) as rule-labelled records"),
     "serve": ("serve", "serve a judge over HTTP (LitServe): /score, /health, /metrics"),
+    "configs": ("configs", "list the shipped training configs, print one's path for fit --config, or copy them"),
 }
 
 USAGE = """usage: python -m bertjudge [--debug] <command> [options]
