@@ -67,8 +67,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--wandb",
         metavar="PROJECT",
-        help="also log the report (tables, plots) to a wandb run of PROJECT, offline unless "
-        "WANDB_MODE=online: written under OUTPUT/wandb/, `wandb sync` uploads it",
+        help="also log the report (tables, each judge's wrong rows, plots) to a wandb run of PROJECT, offline "
+        "unless WANDB_MODE=online: written under OUTPUT/wandb/, `wandb sync` uploads it",
     )
     return p
 
@@ -128,7 +128,16 @@ def run(args: argparse.Namespace) -> int:
             "rho": args.rho,
             "against": args.against,
         }
-        folder = log_report(report, paths, args.wandb, args.output, name=Path(args.output).name, config=config)
+        folder = log_report(
+            report,
+            paths,
+            args.wandb,
+            args.output,
+            name=Path(args.output).name,
+            config=config,
+            records=records,  # each judge's wrong rows: a table per judge
+            details=scored["details"],
+        )
         mode = os.environ.get("WANDB_MODE") or "offline"
         sync = f"; `wandb sync {folder}` uploads it" if mode == "offline" else ""
         print(f"logged the report to wandb project {args.wandb} ({mode}): {folder}{sync}")

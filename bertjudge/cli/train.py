@@ -27,6 +27,7 @@ from bertjudge.core.records import RecordError, row_hash
 from bertjudge.data.datamodule import JudgeDataModule
 from bertjudge.judges.base import JudgeModule
 from bertjudge.train.calibrate import calibrate
+from bertjudge.train.wandb_artifact import artifact_name, log_judge_artifact
 
 
 class ResumeGuard(Callback):
@@ -156,6 +157,10 @@ class JudgeCLI(LightningCLI):
         folder = Path(config.export_dir or Path(trainer.default_root_dir) / "judge")
         model.export(folder, metrics=overall)
         print(f"exported the judge to {folder}")
+        name = Path(trainer.default_root_dir).name
+        for run in log_judge_artifact(trainer, folder, name):  # each WandbLogger's run gets it as an artifact
+            sync = f"; `wandb sync {run}` uploads it" if Path(run).name.startswith("offline-run-") else ""
+            print(f"logged the judge to wandb as the model artifact {artifact_name(name)}{sync}")
         if calibration:
             print(
                 f"temperature {calibration['temperature']:.3f} fitted on {calibration['rows']} val rows: "

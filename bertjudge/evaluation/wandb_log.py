@@ -5,13 +5,17 @@ Offline by default: unless ``WANDB_MODE`` says otherwise (``online``), the run i
 it later. The run holds the overall table (one row per judge), the per-category table (one row per judge
 and category) and one table per other grouping of the report (task, data file, candidate model), each
 judge's overall figures in its summary (``<judge>/accuracy``…), the report's plots as images, and
-``report.json`` and ``report.md`` as run files.
+``report.json`` and ``report.md`` as run files. Given the labelled rows and the judges' per-row details, it also
+holds, per judge, the table of the rows it got wrong (``errors/<judge>``: the row, its label, the judge's score,
+verdict and details; the first ``wandb.Table.MAX_ROWS`` of them, the count in the summary's ``<judge>/wrong_rows``).
 """
 
 from __future__ import annotations
 
+import json
 import math
 import os
+import re
 from pathlib import Path
 
 OVERALL_COLUMNS = ["judge", "n", "threshold", "accuracy", "ci95_low", "ci95_high", "kappa", "unparsed_rate", "ece"]
@@ -66,6 +70,70 @@ def grouping_rows(report: dict, grouping: str) -> list[list]:
     return rows
 
 
+ERROR_COLUMNS = [
+    "judge",
+    "id",
+    "data",
+    "task",
+    "category",
+    "candidate_model",
+    "question",
+    "candidate",
+    "references",
+    "label",
+    "score",
+    "threshold",
+    "verdict",
+    "error",
+    "details",
+]
+NOT_DETAILS = ("score", "verdict")  # a details row's keys that have their own columns
+
+
+def error_rows(report: dict, records: list[dict], details: dict[str, list[dict]]) -> dict[str, list[list]]:
+    """Per judge, the rows it got wrong, in ``ERROR_COLUMNS`` order: its verdict (score at or above its
+    threshold; an unparsed row's score is None, a verdict of incorrect) differs from the label, as the report
+    counts them. ``error``: ``false positive`` (judged correct, labelled incorrect) or ``false negative``;
+    ``references``: a JSON list; ``details``: the judge's other per-row fields (extracted answer…) as JSON."""
+    tables = {}
+    for name, result in report["judges"].items():
+        if details.get(name) is None:
+            continue
+        threshold, wrong = float(result["threshold"]), []
+        for rec, row in zip(records, details[name], strict=True):
+            score = None if row.get("score") is None else float(row["score"])
+            verdict = score is not None and not math.isnan(score) and score >= threshold
+            if verdict == bool(rec["label"]):
+                continue
+            extra = {key: value for key, value in row.items() if key not in NOT_DETAILS}
+            wrong.append(
+                [
+                    name,
+                    rec.get("id"),
+                    rec.get("data"),
+                    rec.get("task"),
+                    rec.get("category"),
+                    rec.get("candidate_model"),
+                    rec.get("question"),
+                    rec.get("candidate"),
+                    json.dumps(rec.get("references") or [], ensure_ascii=False),
+                    bool(rec["label"]),
+                    _number(score),
+                    threshold,
+                    verdict,
+                    "false positive" if verdict else "false negative",
+                    json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str),
+                ]
+            )
+        tables[name] = wrong
+    return tables
+
+
+def errors_key(judge: str) -> str:
+    """The run's key of a judge's table of wrong rows: ``errors/<judge, in word characters, '.' and '-'>``."""
+    return "errors/" + (re.sub(r"[^\w.-]+", "_", judge).strip("_") or "judge")
+
+
 def log_report(
     report: dict,
     paths: dict[str, Path],
@@ -74,9 +142,13 @@ def log_report(
     name: str | None = None,
     config: dict | None = None,
     mode: str | None = None,
+    records: list[dict] | None = None,
+    details: dict[str, list[dict]] | None = None,
 ) -> Path:
     """Log ``report`` (from ``build_report``) and the files ``write_report`` wrote (``paths``: the PNG plots,
-    ``report.json``, ``report.md``) to a new run of ``project``; returns the run's local folder.
+    ``report.json``, ``report.md``) to a new run of ``project``; returns the run's local folder. With ``records``
+    (the labelled rows) and ``details`` (each judge's per-row details, as ``build_report`` took them), each judge's
+    wrong rows too (``error_rows``).
 
     ``mode``: ``offline`` (default, unless ``WANDB_MODE`` names another), ``online`` or ``disabled``;
     ``directory``: where the ``wandb`` folder is written (the report's folder, for ``evaluate``).
@@ -106,6 +178,10 @@ def log_report(
             for title, path in paths.items()
             if Path(path).suffix == ".png"
         }
+        wrong = error_rows(report, records, details) if records is not None and details is not None else {}
+        for judge, rows in wrong.items():
+            tables[errors_key(judge)] = wandb.Table(columns=ERROR_COLUMNS, data=rows[: wandb.Table.MAX_ROWS])
+            run.summary[f"{judge}/wrong_rows"] = len(rows)
         run.log({**tables, **images})
         for row in overall_rows(report):
             for column, value in zip(OVERALL_COLUMNS[1:], row[1:]):
