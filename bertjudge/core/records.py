@@ -60,6 +60,8 @@ class RecordError(BertJudgeError, ValueError):
 
 
 def _hash(*parts: Any) -> str:
+    """The sha256 of values as canonical JSON: the hash of a record's data (its id, ``input_hash``), not of a file
+    (files are hashed by ``core.hashing``)."""
     blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()  # a lone surrogate hashes too
 

@@ -48,6 +48,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from bertjudge.core.extract import extract_answer
+from bertjudge.core.hashing import file_sha256
 from bertjudge.core.records import RecordError, normalize
 from bertjudge.judges.regex import math_equal
 
@@ -376,7 +377,7 @@ def source_info(source: str | Path | None) -> dict:
     path = Path(source) if source else default_source()
     info = {
         "file": str(path) if source else "champ_dataset/dataset_files/v0.json",
-        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "sha256": file_sha256(path),
     }
     if not source:
         from importlib.metadata import version

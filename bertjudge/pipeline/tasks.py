@@ -50,6 +50,7 @@ def instruction(category: str, variant: str) -> str:
 
 
 def digest(text: str) -> str:
+    """The sha256 of a text (a prompt, a task's reference data): data, not a file (files: ``core.hashing``)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
