@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from bertjudge.cli.main import main
+from bertjudge.core.hashing import hash_folder
 from bertjudge.judges.encoder import EncoderJudge
-from bertjudge.zoo import registry as zoo
 
 ROWS = [
     {"question": "What is 2+2?", "candidate": "4", "reference": "4", "label": 1},
@@ -85,7 +85,7 @@ def ws(judge_folder, tmp_path_factory):
                     "format": json.loads((judge_folder / "judge.json").read_text())["format"],
                     "license": "Apache-2.0",
                     "provenance": {"training_data": "toy"},
-                    "files": zoo.hash_folder(judge_folder),
+                    "files": hash_folder(judge_folder),
                 }
             },
             sort_keys=False,

@@ -1,4 +1,4 @@
-"""``Judge.load("org/name", revision=...)``: a judge from the Hugging Face Hub, through the real
+"""``Judge.load("hf://org/name@revision")``: a judge from the Hugging Face Hub, through the real
 ``snapshot_download`` in offline mode, from a local folder laid out as the Hub's cache
 (``models--org--name/refs``, ``snapshots/<commit>``, ``blobs``, ``trees/<commit>.json``), built here from
 exported tiny judges; the commit is recorded, a wrong revision or a changed file is refused, and only the files of a
@@ -21,6 +21,7 @@ from huggingface_hub import constants
 from test_bleurt import make_tiny_bleurt
 from test_generative import make_tiny_causal_lm, smollm2_tokenizer
 
+from bertjudge.core.hashing import folder_files
 from bertjudge.core.judge_file import JudgeFileError, judge_folder_files
 from bertjudge.judges.bleurt import BleurtJudge
 from bertjudge.judges.encoder import EncoderJudge
@@ -29,6 +30,7 @@ from bertjudge.judges.loading import Judge
 from bertjudge.zoo import registry as zoo
 
 REPO = "acme/tiny-judge"
+HF = f"hf://{REPO}"
 MAIN, TAGGED = "a" * 39 + "1", "b" * 39 + "2"  # two commits: main, and the tag v1
 LFS = ("model.safetensors", "pytorch_model.bin", "images/calibration.png")  # files the Hub keeps in LFS (by sha256)
 # what a repository may hold beside the judge: none of it is a judge file, none of it may stop a load
@@ -100,6 +102,11 @@ def add_commit(
     return snapshot
 
 
+def manifest_path(commit: str) -> Path:
+    """Where bertjudge records the sha256 of a snapshot's files the Hub gave no hash for: in its own cache."""
+    return Path(os.environ["BERTJUDGE_CACHE"]) / "hub" / REPO.replace("/", "--") / f"{commit}.manifest.json"
+
+
 @pytest.fixture(scope="module")
 def judges(tiny_backbone, tmp_path_factory):
     """Two exported tiny judges that score differently (two commits of one repo)."""
@@ -112,9 +119,10 @@ def judges(tiny_backbone, tmp_path_factory):
 
 @pytest.fixture
 def hub_cache(tmp_path, monkeypatch):
-    """An empty Hugging Face cache (HF_HUB_CACHE), offline."""
+    """An empty Hugging Face cache (HF_HUB_CACHE), offline, and an empty bertjudge cache (BERTJUDGE_CACHE)."""
     cache = tmp_path / "hub"
     cache.mkdir()
+    monkeypatch.setenv("BERTJUDGE_CACHE", str(tmp_path / "bertjudge-cache"))
     monkeypatch.setenv("HF_HUB_CACHE", str(cache))
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))  # read by huggingface_hub at import
     assert constants.is_offline_mode()  # tests/conftest.py: HF_HUB_OFFLINE=1
@@ -125,41 +133,45 @@ def test_load_by_hub_id_and_revision_records_the_commit(judges, hub_cache):
     main, v1 = judges
     add_commit(hub_cache, REPO, main, MAIN)
     add_commit(hub_cache, REPO, v1, TAGGED, refs=("v1",))
-    judge = Judge.load(REPO)
+    judge = Judge.load(HF)
     assert judge.provenance["hub"] == {"repo": REPO, "revision": "main", "commit": MAIN}
     scores = judge.score(QUESTIONS, CANDIDATES, REFERENCES)
     np.testing.assert_allclose(scores, Judge.load(str(main)).score(QUESTIONS, CANDIDATES, REFERENCES), atol=1e-6)
-    tagged = Judge.load(REPO, revision="v1")
+    tagged = Judge.load(f"{HF}@v1")
     assert tagged.provenance["hub"] == {"repo": REPO, "revision": "v1", "commit": TAGGED}
     assert tagged.temperature == 0.05 and tagged.bias == 1.0
     assert not np.allclose(tagged.score(QUESTIONS, CANDIDATES, REFERENCES), scores)
-    by_commit = Judge.load(f"{REPO}@{MAIN}")  # the revision inside the spec (as --judge takes it)
+    by_keyword = Judge.load(HF, revision="v1")  # revision=: the keyword form of @revision
+    assert by_keyword.provenance["hub"] == tagged.provenance["hub"]
+    by_commit = Judge.load(f"{HF}@{MAIN}")
     assert by_commit.provenance["hub"]["commit"] == MAIN and by_commit.temperature == 0.02
-    assert not (hub_cache / f"models--{REPO.replace('/', '--')}" / "bertjudge").exists()  # every file had a Hub hash
+    assert not manifest_path(MAIN).exists()  # every file had a Hub hash: nothing recorded
 
 
 def test_wrong_revision_is_refused(judges, hub_cache):
     add_commit(hub_cache, REPO, judges[0], MAIN)
     for revision in ("v9", "c" * 40):
         with pytest.raises(FileNotFoundError, match=rf"{REPO}@{revision}: .*no revision '{revision}'") as err:
-            Judge.load(REPO, revision=revision)
+            Judge.load(f"{HF}@{revision}")
         assert "\n" not in str(err.value) and "HF_HUB_OFFLINE" in str(err.value)
-    with pytest.raises(FileNotFoundError, match="acme/other@main"):
-        Judge.load("acme/other")
+    with pytest.raises(FileNotFoundError, match="hf://acme/other@main"):
+        Judge.load("hf://acme/other")
     with pytest.raises(ValueError, match="revision= applies to a Hub id"):
         Judge.load(str(judges[0]), revision="main")
+    with pytest.raises(ValueError, match="the name says revision 'v1' but revision='v2' was given"):
+        Judge.load(f"{HF}@v1", revision="v2")
 
 
 @pytest.mark.parametrize("changed", ["model.safetensors", "judge.json"])
 def test_a_file_changed_in_the_cache_is_refused(judges, hub_cache, changed):
     snapshot = add_commit(hub_cache, REPO, judges[0], MAIN)
-    Judge.load(REPO)
+    Judge.load(HF)
     blob = (snapshot / changed).resolve()  # the blob the snapshot links to
     data = bytearray(blob.read_bytes())
     data[len(data) // 2] ^= 1
     blob.write_bytes(bytes(data))
     with pytest.raises(JudgeFileError, match=rf"{changed}: (sha256|git-sha1) \w+ differs from the Hub's") as err:
-        Judge.load(REPO)
+        Judge.load(HF)
     assert "\n" not in str(err.value)
 
 
@@ -169,27 +181,30 @@ def test_a_link_switched_to_another_blob_is_refused(judges, hub_cache):
     (snapshot / "judge.json").unlink()
     (snapshot / "judge.json").symlink_to(os.readlink(other / "judge.json"))  # a valid blob, of another commit
     with pytest.raises(JudgeFileError, match="judge.json: links to blob .* but the Hub lists"):
-        Judge.load(REPO)
+        Judge.load(HF)
 
 
 def test_without_hub_hashes_the_first_load_is_recorded_and_later_changes_refused(judges, hub_cache):
     snapshot = add_commit(hub_cache, REPO, judges[0], MAIN, links=False)  # plain files, no tree listing
-    judge = Judge.load(REPO)
-    manifest = hub_cache / f"models--{REPO.replace('/', '--')}" / "bertjudge" / f"{MAIN}.manifest.json"
-    recorded = json.loads(manifest.read_text())["files"]
+    judge = Judge.load(HF)
+    manifest = json.loads(manifest_path(MAIN).read_text())
+    recorded = manifest["files"]
+    assert manifest["source"] == f"{HF}@{MAIN}"
     assert recorded["judge.json"] == hashlib.sha256((snapshot / "judge.json").read_bytes()).hexdigest()
     assert "model.safetensors" in recorded and judge.provenance["hub"]["commit"] == MAIN
-    Judge.load(REPO)  # unchanged: loads
+    Judge.load(HF)  # unchanged: loads
     config = json.loads((snapshot / "judge.json").read_text())
     (snapshot / "judge.json").write_text(json.dumps({**config, "temperature": 9.0}))
-    with pytest.raises(JudgeFileError, match=r"judge.json: changed since the first load of acme/tiny-judge@a+1"):
-        Judge.load(REPO)
+    first = r"the files differ from those of the first download of hf://acme/tiny-judge@a+1"
+    with pytest.raises(JudgeFileError, match=rf"{first} \(judge.json: sha256 \w+ != expected \w+;") as err:
+        Judge.load(HF)
+    assert "\n" not in str(err.value)
     shutil.copy(judges[0] / "judge.json", snapshot / "judge.json")
     (snapshot / "extra.txt").write_text("new")  # not a judge file: neither recorded nor checked
-    Judge.load(REPO)
+    Judge.load(HF)
     (snapshot / "special_tokens_map.json").write_text("{}")  # a tokenizer file: part of the judge
-    with pytest.raises(JudgeFileError, match="special_tokens_map.json: is new since the first load"):
-        Judge.load(REPO)
+    with pytest.raises(JudgeFileError, match=rf"{first} \(special_tokens_map.json: not in the manifest;"):
+        Judge.load(HF)
 
 
 def test_device_and_dtype(judges):
@@ -217,7 +232,7 @@ def test_every_file_an_export_writes_is_a_judge_file(tiny_backbone, tiny_llama, 
         BleurtJudge(checkpoint=make_tiny_bleurt(tmp_path / "bleurt-checkpoint")).export(tmp_path / "bleurt"),
     ]
     for folder in folders:
-        files = zoo.folder_files(folder)
+        files = folder_files(folder)
         assert judge_folder_files(files) == files, f"{folder.name}: {set(files) - set(judge_folder_files(files))}"
     assert judge_folder_files(sorted(EXTRA)) == []
 
@@ -240,21 +255,21 @@ def test_extra_files_in_the_repository_are_ignored(judges, hub_cache, tmp_path, 
             (folder / rel).parent.mkdir(parents=True, exist_ok=True)
             (folder / rel).write_bytes(data)
     snapshot = add_commit(hub_cache, REPO, folder, MAIN, links=links, listed_only=None if downloaded else extra)
-    judge = Judge.load(REPO)  # without allow_patterns, listed files not downloaded: "the cached snapshot is incomplete"
+    judge = Judge.load(HF)  # without allow_patterns, listed files not downloaded: "the cached snapshot is incomplete"
     assert judge.provenance["hub"]["commit"] == MAIN
     np.testing.assert_allclose(
         judge.score(QUESTIONS, CANDIDATES, REFERENCES),
         Judge.load(str(judges[0])).score(QUESTIONS, CANDIDATES, REFERENCES),
         atol=1e-6,
     )
-    manifest = hub_cache / f"models--{REPO.replace('/', '--')}" / "bertjudge" / f"{MAIN}.manifest.json"
+    manifest = manifest_path(MAIN)
     assert manifest.is_file() == (not links)  # without the Hub's hashes: the judge's files recorded, no others
     if manifest.is_file():
-        assert set(json.loads(manifest.read_text())["files"]) == set(zoo.folder_files(judges[0]))
+        assert set(json.loads(manifest.read_text())["files"]) == set(folder_files(judges[0]))
     if downloaded:
         (snapshot / "train.log").resolve().write_bytes(b"changed after download")  # not checked: not the judge's
         (snapshot / "images" / "calibration.png").unlink()
-        Judge.load(REPO)
+        Judge.load(HF)
     # zoo pull of the same repository: the cached judge holds the judge's files only
     registry = tmp_path / "reg.yaml"
     registry.write_text(
@@ -271,5 +286,5 @@ def test_extra_files_in_the_repository_are_ignored(judges, hub_cache, tmp_path, 
         )
     )
     pulled = zoo.pull("minilm-l6.hub", registry)
-    assert zoo.folder_files(pulled) == zoo.folder_files(judges[0]) and zoo.verify("minilm-l6.hub", registry) == []
+    assert folder_files(pulled) == folder_files(judges[0]) and zoo.verify("minilm-l6.hub", registry) == []
     assert Judge.load(str(pulled)).temperature == 0.02

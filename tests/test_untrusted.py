@@ -27,6 +27,7 @@ import yaml
 from safetensors.torch import load_file, save_file
 
 from bertjudge.cli.main import main
+from bertjudge.core.hashing import hash_folder
 from bertjudge.core.judge_file import JudgeFileError, read_judge_config, write_judge_config
 from bertjudge.core.records import normalize, read_records, read_with_raw
 from bertjudge.evaluation.scoring import judge_fingerprint, partial_path, score_file
@@ -709,7 +710,7 @@ def test_a_judge_loaded_by_zoo_name_is_rehashed_and_refused_when_its_cache_chang
                     "format": json.loads((encoder / "judge.json").read_text())["format"],
                     "license": "Apache-2.0",
                     "provenance": {"training_data": "toy"},
-                    "files": zoo.hash_folder(encoder),
+                    "files": hash_folder(encoder),
                 }
             }
         )
@@ -717,7 +718,7 @@ def test_a_judge_loaded_by_zoo_name_is_rehashed_and_refused_when_its_cache_chang
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     records = [normalize({"question": "2+3?", "candidate": "5", "reference": "5"})]
     expected = Judge.load("minilm-l6.toy").score_records(records)
-    folder = zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy"))
+    folder = zoo.cache_dir(zoo.get_entry("minilm-l6.toy"))
     new_weights(folder)  # the cached weights changed after the pull
     with pytest.raises(
         zoo.ZooError,
@@ -736,7 +737,7 @@ def test_a_judge_loaded_by_zoo_name_is_rehashed_and_refused_when_its_cache_chang
     assert main(["zoo", "pull", "minilm-l6.toy", "--force"]) == 0
     np.testing.assert_allclose(Judge.load("minilm-l6.toy").score_records(records), expected, rtol=1e-6)
     pickle_beside(folder)  # a file added to the cache
-    with pytest.raises(zoo.ZooError, match=r"pytorch_model.bin: not in the pulled manifest"):
+    with pytest.raises(zoo.ZooError, match=r"pytorch_model.bin: not in the manifest"):
         Judge.load("minilm-l6.toy")
 
 

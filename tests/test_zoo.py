@@ -1,22 +1,28 @@
 """bertjudge.zoo.registry: registry schema, pulls with hash checks, offline errors, publish, the generated README."""
 
+import dataclasses
 import json
 import shutil
+import socket
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from huggingface_hub import constants
 
 from bertjudge.cli.main import main
 from bertjudge.core.formats import JudgeFormat
+from bertjudge.core.hashing import hash_folder
 from bertjudge.core.records import normalize
 from bertjudge.evaluation import bench, bench_results
 from bertjudge.evaluation.publish import publish, render_readme
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.judges.loading import Judge
+from bertjudge.zoo import hub
 from bertjudge.zoo import registry as zoo
+from bertjudge.zoo.uri import ModelURI
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,6 +52,13 @@ def entry(source, **fields):
     }
 
 
+def closed_port() -> int:
+    """A local port nothing listens on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def write_registry(path, entries):
     path.write_text(yaml.safe_dump(entries, sort_keys=False))
     return path
@@ -53,8 +66,8 @@ def write_registry(path, entries):
 
 def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
     entries = zoo.load_registry()
-    authors = {name: e for name, e in entries.items() if e["provenance"].get("base_model") == "EuroBERT/EuroBERT-210m"}
-    assert {e["source"].split("@")[0] for e in authors.values()} == {
+    authors = {name: e for name, e in entries.items() if e.provenance.get("base_model") == "EuroBERT/EuroBERT-210m"}
+    assert {e.source.split("@")[0] for e in authors.values()} == {
         "hf://artefactory/BERTJudge",
         "hf://artefactory/BERTJudge-Formatted-QCR",
         "hf://artefactory/BERTJudge-Formatted-QCR-200k",
@@ -62,9 +75,9 @@ def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
         "hf://hgissbkh/BERTJudge-Free-QCR",
     }
     for name, e in authors.items():
-        assert e["num_labels"] == 2 and e["revision_pinned"] is False
-        assert {**e["format"], "order": "QCR"} == AUTHORS_FORMAT
-        assert e["format"]["order"] == ("CR" if name.endswith("-cr") else "QCR")
+        assert e.num_labels == 2 and e.revision_pinned is False and e.uri.scheme == "hf"
+        assert e.format == JudgeFormat.from_dict({**AUTHORS_FORMAT, "order": e.format.order})
+        assert e.format.order == ("CR" if name.endswith("-cr") else "QCR")
 
 
 @pytest.mark.parametrize(
@@ -85,10 +98,51 @@ def test_the_shipped_registry_is_valid_and_holds_the_authors_checkpoints():
 )
 def test_bad_entries_are_refused_with_a_clear_message(bad, message):
     with pytest.raises(zoo.ZooError, match=message) as err:
-        zoo.validate_entry("minilm-l6.toy", {**entry("file:///x"), **bad}, "reg.yaml")
-    assert "reg.yaml: entry 'minilm-l6.toy'" in str(err.value)
+        zoo.ZooEntry.parse("minilm-l6.toy", {**entry("file:///x"), **bad}, "reg.yaml")
+    assert "reg.yaml: entry 'minilm-l6.toy'" in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(zoo.ZooError, match="arch.tag"):
-        zoo.validate_entry("NoDot", entry("file:///x"))
+        zoo.ZooEntry.parse("NoDot", entry("file:///x"))
+
+
+def test_an_entry_is_typed_parsed_once_and_written_back_the_same(tmp_path, capsys):
+    commit = "a" * 40
+    e = zoo.ZooEntry.parse(
+        "minilm-l6.toy",
+        entry(f"hf://org/judge@{commit}", revision_pinned=True, files={"model.safetensors": None}),
+        "reg.yaml",
+    )
+    assert (e.name, e.class_path, e.license) == ("minilm-l6.toy", "bertjudge.judges.encoder.EncoderJudge", "Apache-2.0")
+    assert e.uri == ModelURI("hf", "org/judge", commit) and e.revision_pinned and e.files == {"model.safetensors": None}
+    assert e.format == JudgeFormat(order="QCR") and isinstance(e.format, JudgeFormat)
+    assert (e.num_labels, e.threshold, e.temperature, e.bias, e.architecture, e.build) == (1, 0.5, 1.0, 0.0, None, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.source = "file:///elsewhere"
+    registry = tmp_path / "reg.yaml"
+    zoo.append_entry(registry, e)
+    assert zoo.load_registry(registry) == {"minilm-l6.toy": e}
+    assert main(["zoo", "--registry", str(registry), "show", "minilm-l6.toy"]) == 0
+    shown = yaml.safe_load(capsys.readouterr().out)  # `zoo show` prints the entry as registry.yaml holds it
+    assert zoo.ZooEntry.parse("minilm-l6.toy", shown["minilm-l6.toy"]) == e
+    with pytest.raises(zoo.ZooError, match="already registered"):
+        zoo.append_entry(registry, e)
+
+
+def test_a_bad_entry_in_a_registry_file_is_one_line_naming_the_file_and_the_entry(tmp_path, capsys):
+    registry = write_registry(
+        tmp_path / "reg.yaml", {"minilm-l6.ok": entry("file:///x"), "minilm-l6.bad": entry("hf://org/judge")}
+    )
+    line = (
+        f"{registry}: entry 'minilm-l6.bad': source 'hf://org/judge': write hf://org/name@revision (a commit id, "
+        "or a branch such as main)"
+    )
+    with pytest.raises(zoo.ZooError) as err:
+        zoo.load_registry(registry)
+    assert str(err.value) == line
+    assert main(["zoo", "--registry", str(registry), "list"]) == 2
+    assert capsys.readouterr().err.strip() == f"bertjudge zoo: {line}"
+    write_registry(registry, {"minilm-l6.bad": [1, 2]})
+    with pytest.raises(zoo.ZooError, match=r"reg.yaml: entry 'minilm-l6.bad': expected a mapping of fields, got list"):
+        zoo.load_registry(registry)
 
 
 def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeypatch):
@@ -97,14 +151,14 @@ def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeyp
         {
             "minilm-l6.toy": entry(
                 f"file://{exported}",
-                files=zoo.hash_folder(exported),
+                files=hash_folder(exported),
                 format=json.loads((exported / "judge.json").read_text())["format"],
             )
         },
     )
     monkeypatch.setenv("BERTJUDGE_REGISTRY", str(registry))
     judge = Judge.load("minilm-l6.toy")
-    folder = zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy"))
+    folder = zoo.cache_dir(zoo.get_entry("minilm-l6.toy"))
     assert folder.is_dir() and zoo.verify("minilm-l6.toy") == []
     np.testing.assert_allclose(judge.score_records(ROWS), Judge.load(str(exported)).score_records(ROWS), rtol=1e-6)
     (folder / "config.json").write_text("{}")
@@ -113,13 +167,13 @@ def test_file_entry_pulls_verifies_and_loads_by_name(exported, tmp_path, monkeyp
 
 
 def test_the_projects_own_judges_are_listed_and_say_how_to_build_them(exported, tmp_path):
-    own = {name: e for name, e in zoo.load_registry().items() if e["build"]}
+    own = {name: e for name, e in zoo.load_registry().items() if e.build}
     assert "minilm-l6.quickstart" in own
     for name, e in own.items():  # built by a recipe in this repository, exported to runs/
-        assert e["source"].startswith("file://runs/") and e["provenance"]["recipe"].startswith("configs/")
-        recipe = yaml.safe_load((REPO / e["provenance"]["recipe"].split()[0]).read_text())
+        assert e.source.startswith("file://runs/") and e.provenance["recipe"].startswith("configs/")
+        recipe = yaml.safe_load((REPO / e.provenance["recipe"].split()[0]).read_text())
         trained = JudgeFormat.from_dict(recipe["model"]["init_args"]["format"])
-        assert JudgeFormat.from_dict(e["format"]) == trained, f"{name}: the registry's format is not its recipe's"
+        assert e.format == trained, f"{name}: the registry's format is not its recipe's"
     relative = entry("file://built/judge", build="make quickstart")
     registry = write_registry(tmp_path / "reg.yaml", {"minilm-l6.toy": relative})
     with pytest.raises(
@@ -136,12 +190,12 @@ def test_a_tampered_source_is_refused(exported, tmp_path):
     source = tmp_path / "src"
     shutil.copytree(exported, source)
     registry = write_registry(
-        tmp_path / "reg.yaml", {"minilm-l6.toy": entry(f"file://{source}", files=zoo.hash_folder(source))}
+        tmp_path / "reg.yaml", {"minilm-l6.toy": entry(f"file://{source}", files=hash_folder(source))}
     )
     (source / "model.safetensors").write_bytes(b"not the published weights")
     with pytest.raises(zoo.ZooError, match="sha256 mismatch for 'model.safetensors'"):
         zoo.pull("minilm-l6.toy", registry)
-    assert not zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy", registry)).exists()
+    assert not zoo.cache_dir(zoo.get_entry("minilm-l6.toy", registry)).exists()
 
 
 def test_pickles_are_refused(exported, tmp_path):
@@ -160,15 +214,14 @@ def test_hf_entry_offline_fails_fast_and_says_how_to_use_a_local_copy(tmp_path, 
         zoo.pull("eurobert-210m.x", registry)
     assert time.perf_counter() - start < 5
     assert "HF_HUB_OFFLINE is set" in str(err.value) and "--input" in str(err.value)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(zoo, "hub_reachable", lambda timeout=3.0: False)
-    with pytest.raises(zoo.ZooError, match="Hub is unreachable"):
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)  # online, but the Hub does not answer
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{closed_port()}")
+    assert not hub.hub_reachable()
+    with pytest.raises(zoo.ZooError, match=r"Hub \(http://127.0.0.1:\d+\) is unreachable from this machine"):
         zoo.pull("eurobert-210m.x", registry)
 
 
 def test_a_local_copy_of_an_authors_checkpoint_gets_a_judge_json_and_no_code(tiny_backbone, tmp_path):
-    from bertjudge.core.formats import JudgeFormat
-
     # like the authors' checkpoints: two logits, marker tokens in the tokenizer, no judge.json
     copy = EncoderJudge(backbone=tiny_backbone, num_labels=2, format=JudgeFormat(**AUTHORS_FORMAT)).export(
         tmp_path / "BERTJudge"
@@ -199,7 +252,7 @@ def test_pull_input_takes_a_local_copy_and_the_old_from_flag_says_so(exported, t
     assert main([*pull, "--from", str(exported)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"bertjudge zoo: --from is now --input: use --input {exported}"
-    assert not zoo.cache_dir("minilm-l6.toy", zoo.get_entry("minilm-l6.toy", registry)).exists()
+    assert not zoo.cache_dir(zoo.get_entry("minilm-l6.toy", registry)).exists()
     assert main([*pull, "--input", str(exported)]) == 0  # offline (HF_HUB_OFFLINE=1): the copy is the source
     folder = Path(capsys.readouterr().out.strip())
     assert zoo.verify("minilm-l6.toy", registry) == []
@@ -222,9 +275,9 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
     new = publish(
         exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20, results_dir=results
     )
-    assert zoo.load_registry(registry)["minilm-l6.tiny-v1"]["files"] == new["files"]
+    assert zoo.load_registry(registry)["minilm-l6.tiny-v1"] == new
     dest = tmp_path / "store" / "minilm-l6.tiny-v1"
-    assert new["source"] == f"file://{dest.resolve()}" and zoo.hash_folder(dest) == new["files"]
+    assert new.source == f"file://{dest.resolve()}" and hash_folder(dest) == new.files and not new.revision_pinned
     assert "## Measured by `bertjudge zoo publish`" in (dest / "README.md").read_text()
     [cost] = bench_results.read_csv(next(results.glob("cost-*.csv")))
     assert cost["name"] == "minilm-l6.tiny-v1" and float(cost["flops"]) > 0 and float(cost["latency_p50_ms"]) > 0

@@ -22,9 +22,18 @@ from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import FormatError
 from bertjudge.core.judge_file import JudgeFileError
 from bertjudge.core.records import RecordError
+from bertjudge.zoo.uri import URIError
 
-# errors in what the user gave (files, rows, judge folders): exit 2, like a wrong flag
-INPUT_ERRORS = (RecordError, FormatError, JudgeFileError, FileNotFoundError, IsADirectoryError, NotADirectoryError)
+# errors in what the user gave (files, rows, judge folders, a judge's name): exit 2, like a wrong flag
+INPUT_ERRORS = (
+    RecordError,
+    FormatError,
+    JudgeFileError,
+    URIError,
+    FileNotFoundError,
+    IsADirectoryError,
+    NotADirectoryError,
+)
 
 TRAINING = {
     "fit": "train a judge, export the best checkpoint, report held-out metrics",

@@ -14,6 +14,7 @@ from bertjudge.cli.common import CommandError, check_output
 from bertjudge.evaluation import bench_results
 from bertjudge.evaluation.publish import publish, render_readme
 from bertjudge.zoo import registry as zoo
+from bertjudge.zoo.uri import NAME, URIError, parse_target
 
 
 def parser() -> argparse.ArgumentParser:
@@ -46,6 +47,12 @@ def parser() -> argparse.ArgumentParser:
     pub.add_argument("--name", required=True, help="the entry name, arch.tag (e.g. minilm-l6.embedded-v1)")
     pub.add_argument("--license", required=True, help="the judge's license, e.g. Apache-2.0")
     pub.add_argument("--to", required=True, help="a folder, or hf://org/name (needs --token or HF_TOKEN)")
+    pub.add_argument(
+        "--public",
+        action="store_true",
+        help="make a new hf:// repository public (default: private, so that nothing is public by accident; "
+        "an existing repository keeps its visibility)",
+    )
     pub.add_argument(
         "--token",
         default=os.environ.get("HF_TOKEN"),
@@ -92,7 +99,7 @@ def _check(args: argparse.Namespace) -> None:
         what = "not a folder" if Path(args.local_copy).exists() else "no such folder"
         raise CommandError(f"--input {args.local_copy}: {what}", usage=True)
     if args.command == "verify":
-        folder = zoo.cache_dir(args.name, zoo.get_entry(args.name, args.registry))
+        folder = zoo.cache_dir(zoo.get_entry(args.name, args.registry))
         if not zoo.manifest_path(folder).is_file():
             raise CommandError(
                 f"{args.name} is not pulled (no {zoo.manifest_path(folder)}); run "
@@ -106,19 +113,13 @@ def _check(args: argparse.Namespace) -> None:
             raise CommandError(f"{args.path}: not an exported judge folder (no {zoo.JUDGE_FILE})", usage=True)
         if args.n < 1:
             raise CommandError("--n must be at least 1", usage=True)
-        if not zoo.NAME_RE.match(args.name):
+        if not NAME.match(args.name):
             raise CommandError(
                 f"--name {args.name!r}: names are `arch.tag` (lower-case letters, digits, '-' or '_', "
                 "with at least one dot)",
                 usage=True,
             )
-        if "://" not in args.to:
-            check_output(args.to, folder=True, flag="--to")
-            if (Path(args.to) / args.name).exists():
-                raise CommandError(
-                    f"--to {args.to}: {Path(args.to) / args.name} exists; refusing to overwrite a published judge",
-                    usage=True,
-                )
+        _check_target(args)
         if args.results:
             check_output(args.results, folder=True, flag="--results")
         if args.name in entries:
@@ -128,14 +129,29 @@ def _check(args: argparse.Namespace) -> None:
             )
 
 
+def _check_target(args: argparse.Namespace) -> None:
+    """``publish --to``: ``hf://org/name``, or a folder that does not hold the name yet."""
+    try:
+        target = parse_target(args.to)
+    except URIError as err:
+        raise CommandError(f"--to {err}", usage=True) from err
+    if target.is_folder:
+        check_output(target.location, folder=True, flag="--to")
+        if (Path(target.location) / args.name).exists():
+            raise CommandError(
+                f"--to {args.to}: {Path(target.location) / args.name} exists; refusing to overwrite a published judge",
+                usage=True,
+            )
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "list":
         for name, e in zoo.load_registry(args.registry).items():
-            print(f"{name:<45} {e['source']:<55} {e['license'][:30]}")
+            print(f"{name:<45} {e.source:<55} {e.license[:30]}")
     elif args.command == "show":
         entry = zoo.get_entry(args.name, args.registry)
-        print(yaml.safe_dump({args.name: entry}, sort_keys=False, allow_unicode=True).rstrip())
-        folder = zoo.cache_dir(args.name, entry)
+        print(yaml.safe_dump({args.name: entry.to_dict()}, sort_keys=False, allow_unicode=True).rstrip())
+        folder = zoo.cache_dir(entry)
         print(f"# cache: {folder} ({'pulled' if zoo.manifest_path(folder).is_file() else 'not pulled'})")
         for title, rows in bench_results.result_tables().items():
             for row in rows:
@@ -156,8 +172,9 @@ def _run(args: argparse.Namespace) -> int:
             architecture=args.architecture,
             results_dir=args.results,
             timing=not args.no_timing,
+            private=not args.public,
         )
-        print(f"registered {args.name} in {zoo.registry_path(args.registry)}: {entry['source']}")
+        print(f"registered {args.name} in {zoo.registry_path(args.registry)}: {entry.source}")
     elif args.command == "verify":
         problems = zoo.verify(args.name, args.registry)
         for problem in problems:

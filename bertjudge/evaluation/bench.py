@@ -113,21 +113,13 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
     (``runs/quickstart/judge`` when it exists) and the encoder and generative baselines."""
     subjects, built = [Subject("regex.v1", "regex")], set()
     for name, entry in zoo.load_registry(registry).items():
-        if entry["build"]:  # the project's own judges: measured from their exported folder once built
+        if entry.build:  # the project's own judges: measured from their exported folder once built
             folder = zoo.file_source(entry, registry)
             if (folder / "judge.json").is_file():
-                subjects.append(folder_subject(folder, name, entry["architecture"]))
+                subjects.append(folder_subject(folder, name, entry.architecture))
                 built.add(Path(folder).resolve())
-        elif entry["architecture"] in ARCHITECTURES:
-            subjects.append(
-                Subject(
-                    name,
-                    "encoder",
-                    entry["architecture"],
-                    JudgeFormat.from_dict(entry["format"]),
-                    num_labels=entry["num_labels"],
-                )
-            )
+        elif entry.architecture in ARCHITECTURES:
+            subjects.append(Subject(name, "encoder", entry.architecture, entry.format, num_labels=entry.num_labels))
     quickstart = (ROOT / "runs" / "quickstart" / "judge").resolve()
     default = [quickstart] if (quickstart / "judge.json").is_file() and quickstart not in built else []
     for folder in list(folders) or default:

@@ -2,8 +2,8 @@
 on top of the registry (``bertjudge.zoo.registry``).
 
 - ``publish(FOLDER, NAME, ...)`` measures an exported judge, adds the measured section to its model
-  card, copies it to a zoo location (a folder, or the Hugging Face Hub) and appends its entry, with
-  the sha256 of every file, to the registry.
+  card, copies it to a zoo location (a folder, or ``hf://org/name`` on the Hugging Face Hub: a private
+  repository unless ``private=False``) and appends its entry, with the sha256 of every file, to the registry.
 - ``render_readme()`` is ``zoo/README.md``, generated from the registry and ``benchmarks/results/*.csv``;
   ``regenerate()`` writes it and ``benchmarks/pareto.png`` from those files alone (``bench run`` calls it
   after measuring, ``bench publish`` on its own), so that nothing published is merged by hand.
@@ -16,8 +16,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from huggingface_hub import HfApi
+
+from bertjudge.core.hashing import hash_folder
+from bertjudge.core.judge_file import JUDGE_FILE
 from bertjudge.evaluation import bench, bench_results, bench_timing
+from bertjudge.zoo import hub
 from bertjudge.zoo import registry as zoo
+from bertjudge.zoo.cache import read_json
+from bertjudge.zoo.uri import URIError, parse_target
 
 
 # --- publish --------------------------------------------------------------------------------------
@@ -73,19 +80,28 @@ def publish(
     timing: bool = True,
     min_run_time: float = bench_timing.MIN_RUN_TIME,
     max_load: float = bench_timing.MAX_LOAD,
-) -> dict:
-    """Measure, card, copy and register an exported judge folder; returns the registry entry. A cost row
-    timed on a busy machine is written marked ``busy`` (the card says so; the zoo table leaves it out
+    private: bool = True,
+) -> zoo.ZooEntry:
+    """Measure, card, copy and register an exported judge folder; returns the registry entry. ``to`` is a folder or
+    ``hf://org/name`` (created ``private`` unless ``private=False``; a repository that exists keeps its visibility).
+    A cost row timed on a busy machine is written marked ``busy`` (the card says so; the zoo table leaves it out
     until ``bench run`` measures it again on an idle machine)."""
     src = Path(path)
-    config = zoo.read_json(src / zoo.JUDGE_FILE)
+    config = read_json(src / JUDGE_FILE)
     if not config:
-        raise zoo.ZooError(f"{src}: not an exported judge folder (no {zoo.JUDGE_FILE})")
+        raise zoo.ZooError(f"{src}: not an exported judge folder (no {JUDGE_FILE})")
     zoo.refuse_pickles(src, str(src))
     registry = zoo.registry_path(registry)
     if registry.is_file() and name in zoo.load_registry(registry):
         raise zoo.ZooError(f"{registry}: {name!r} is already registered; choose another tag")
-    zoo.validate_entry(
+    try:
+        target = parse_target(to)
+    except URIError as err:
+        raise zoo.ZooError(str(err)) from None
+    offline = hub.offline_reason() if target.scheme == "hf" else None
+    if offline:  # before anything is measured
+        raise zoo.ZooError(f"{target}: cannot publish to the Hub: {offline}")
+    zoo.ZooEntry.parse(
         name,
         {
             "class_path": config["class"],
@@ -115,17 +131,17 @@ def publish(
         zoo.copy_tree(src, stage, str(src))
         card = stage / "README.md"
         card.write_text((card.read_text() if card.is_file() else f"# {name}\n") + card_section(name, cost, accuracy))
-        files = zoo.hash_folder(stage)
-        if to.startswith("hf://"):
-            source, pinned = _upload(stage, to[5:], token, name), True
+        files = hash_folder(stage)
+        if target.scheme == "hf":
+            source, pinned = _upload(stage, target.location, token, name, private), True
         else:
-            dest = Path(to) / name
+            dest = Path(target.location) / name
             if dest.exists():
                 raise zoo.ZooError(f"{dest} exists; refusing to overwrite a published judge")
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copytree(stage, dest)
             source, pinned = f"file://{dest.resolve()}", False
-    entry = {
+    fields = {
         "class_path": config["class"],
         "source": source,
         "revision_pinned": pinned,
@@ -140,15 +156,16 @@ def publish(
         "description": f"Published from {src.resolve()} by bertjudge zoo publish.",
         "provenance": config.get("provenance") or {"note": "the judge.json had no provenance"},
     }
-    zoo.append_entry(registry, name, entry)
+    entry = zoo.ZooEntry.parse(name, fields, str(registry))
+    zoo.append_entry(registry, entry)
     return entry
 
 
-def _upload(folder: Path, repo: str, token: str | None, name: str) -> str:
-    from huggingface_hub import HfApi
-
+def _upload(folder: Path, repo: str, token: str | None, name: str, private: bool) -> str:
+    """Upload ``folder`` to the Hub repository ``repo`` (created ``private`` when it does not exist); its
+    ``hf://org/name@commit``."""
     api = HfApi(token=token)
-    api.create_repo(repo, exist_ok=True)
+    api.create_repo(repo, exist_ok=True, private=private)
     commit = api.upload_folder(repo_id=repo, folder_path=folder, commit_message=f"bertjudge zoo publish {name}")
     return f"hf://{repo}@{commit.oid}"
 
@@ -177,8 +194,7 @@ def render_readme(registry: str | os.PathLike | None = None, results_dir: str | 
     ]
     for name, e in entries.items():
         lines.append(
-            f"| `{name}` | `{e['source']}` | {'yes' if e['revision_pinned'] else 'no'} "
-            f"| {e['license']} | {e['description']} |"
+            f"| `{name}` | `{e.source}` | {'yes' if e.revision_pinned else 'no'} | {e.license} | {e.description} |"
         )
     lines += [
         "",

@@ -1,53 +1,30 @@
 """The Python API: ``Judge.load(spec)`` then ``judge.score(questions, candidates, references)``.
 
-One spec grammar for every command and for Python: ``regex``, ``contains``, an exported judge folder,
-a zoo name, a Hugging Face Hub id (``org/name``, ``org/name@revision``), the URL of a judge server
+One spec grammar for every command and for Python: ``regex``, ``contains``, a routing judge over such specs
+(``hybrid:<judge>``, ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``,
+``by-category:…``), or a model's name as ``bertjudge.zoo.uri.parse_uri`` reads it (the one resolver): an exported
+judge folder, a zoo name, a Hugging Face Hub id ``hf://org/name[@revision]``, or the URL of a judge server
 (``http://host:port`` or ``https://…``: the judge ``python -m bertjudge serve`` serves there, as a
-``judges.remote.RemoteJudge``; its bearer token from ``$BERTJUDGE_TOKEN``), or a routing judge over such specs
-(``hybrid:<judge>``, ``cascade:<judge>[,<expensive judge>][?band=LOW,HIGH][&rules=match|parsed]``).
+``judges.remote.RemoteJudge``; its bearer token from ``$BERTJUDGE_TOKEN``).
 
-A Hub id is fetched with ``huggingface_hub.snapshot_download`` (offline, ``HF_HUB_OFFLINE=1``: from the
-local Hugging Face cache), only the files of a judge folder (``allow_patterns``:
-``core.judge_file.JUDGE_FOLDER_PATTERNS``; the repository's other files, such as .gitattributes, images or a
-training log, are neither downloaded nor checked), its commit is recorded in the judge's provenance
-(``hub: {repo, revision, commit}``), and those files are checked on every load: against the hashes the Hub names them by (a cached
-file is a link to ``blobs/<sha256>`` for LFS files, ``blobs/<git blob sha1>`` for the others; the cached
-tree listing gives the same ids), and, where no such hash is at hand, against the sha256 recorded at the
-first load (``<repo cache folder>/bertjudge/<commit>.manifest.json``).
+A Hub id is fetched and checked by ``bertjudge.zoo.hub.download`` (the download path ``zoo pull`` takes too: only the
+files of a judge folder, from the local Hugging Face cache when offline, checked at every load against the Hub's
+hashes or the sha256 recorded at the first download); its commit is recorded in the judge's provenance
+(``hub: {repo, revision, commit}``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import re
 from pathlib import Path
 
 import torch
-from huggingface_hub import constants, get_cached_repo_tree, snapshot_download
-from huggingface_hub.errors import (
-    CachedRepoTreeNotFoundError,
-    GatedRepoError,
-    HfHubHTTPError,
-    IncompleteSnapshotError,
-    LocalEntryNotFoundError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
 
 from bertjudge.core.formats import JudgeFormat
-from bertjudge.core.judge_file import (
-    JUDGE_FOLDER_PATTERNS,
-    JudgeFileError,
-    has_judge_file,
-    judge_folder_files,
-    read_judge_config,
-)
+from bertjudge.core.judge_file import has_judge_file, read_judge_config
 from bertjudge.judges.interface import BaseJudge
 from bertjudge.judges.kinds import judge_class
 from bertjudge.judges.regex import ContainsJudge, RegexJudge
-from bertjudge.judges.remote import RemoteJudge, is_remote
+from bertjudge.judges.remote import RemoteJudge
 from bertjudge.judges.routing import (
     SPEC_HELP,
     ByCategoryJudge,
@@ -57,11 +34,40 @@ from bertjudge.judges.routing import (
     is_routed,
     split_spec,
 )
+from bertjudge.zoo import hub
 from bertjudge.zoo import registry as zoo
+from bertjudge.zoo.uri import ModelURI, parse_uri
 
-HUB_ID = re.compile(r"^(?P<repo>[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?:@(?P<revision>[^\s@]+))?$")
-GIT_SHA1 = re.compile(r"^[0-9a-f]{40}$")
-SHA256 = re.compile(r"^[0-9a-f]{64}$")
+BUILT_IN = {"regex": RegexJudge, "contains": ContainsJudge}  # the rule judges, by name
+
+
+def not_a_judge(where: str) -> FileNotFoundError:
+    return FileNotFoundError(
+        f"{where}: not a judge folder (no judge.json); give 'regex', 'contains', the folder that `fit` exported, "
+        f"a zoo name, a Hub id of an exported judge (hf://org/name[@revision]), the URL of a judge server "
+        f"(http://host:port), {SPEC_HELP}"
+    )
+
+
+def folder_of_path(uri: ModelURI) -> tuple[Path, None]:
+    return Path(uri.location), None
+
+
+def folder_of_zoo_name(uri: ModelURI) -> tuple[Path, None]:
+    """A zoo name: pulled and verified once, then cached (``zoo.pull``)."""
+    if not zoo.is_registered(uri.location):
+        raise not_a_judge(f"{uri.location} (no such folder, nor a name in {zoo.registry_path()})")
+    return zoo.pull(uri.location), None
+
+
+def folder_of_hub_id(uri: ModelURI) -> tuple[Path, dict]:
+    """A Hub id: its checked snapshot (``hub.download``) and what the judge records of it."""
+    snapshot = hub.download(uri)
+    return snapshot.folder, snapshot.provenance()
+
+
+# the folder a name resolves to, by its scheme (bertjudge.zoo.uri), and the Hub provenance when it came from there
+FOLDERS = {"path": folder_of_path, "file": folder_of_path, "zoo": folder_of_zoo_name, "hf": folder_of_hub_id}
 
 
 class Judge:
@@ -78,8 +84,8 @@ class Judge:
         trust_remote_code: bool = False,
     ) -> BaseJudge:
         """``regex``, ``contains`` (a reference contained in the answer), the path of an exported judge folder (with
-        ``judge.json``), a zoo name, a Hugging Face Hub id (``org/name``, or ``org/name@revision``), the URL of a
-        judge server (``http://host:port``, ``https://host[/path]``: a ``RemoteJudge`` scoring with the judge
+        ``judge.json``), a zoo name, a Hugging Face Hub id (``hf://org/name`` or ``hf://org/name@revision``), the URL
+        of a judge server (``http://host:port``, ``https://host[/path]``: a ``RemoteJudge`` scoring with the judge
         ``python -m bertjudge serve`` serves there; the bearer token from ``$BERTJUDGE_TOKEN``), or a
         routing judge (``bertjudge.judges.routing``) over such specs:
 
@@ -91,19 +97,27 @@ class Judge:
           ``cascade:runs/quickstart/judge,runs/llm-judge?band=0.1,0.9``.
 
         ``format`` (optional) is checked against the format the judge (a routing judge's model) was
-        trained with. ``revision`` (a Hub id only): a branch, tag or commit id (default ``main``); the
-        commit it resolves to is recorded in ``judge.provenance["hub"]``. ``device`` (``"cuda"``,
-        ``"cpu"``…) moves a trained judge there, ``dtype`` (``"bfloat16"``, ``torch.float16``…) casts its
+        trained with. ``revision`` (a Hub id only, the keyword form of ``@revision``): a branch, tag or commit id
+        (default ``main``); the commit it resolves to is recorded in ``judge.provenance["hub"]``. ``device``
+        (``"cuda"``, ``"cpu"``…) moves a trained judge there, ``dtype`` (``"bfloat16"``, ``torch.float16``…) casts its
         weights; rule judges have nothing to move. A folder whose ``judge.json`` names a class that is not a registered
         judge kind (``bertjudge.judges.kinds``) is refused before its module is imported, unless
-        ``trust_remote_code`` (then the class is imported and must still be a judge).
+        ``trust_remote_code`` (then the class is imported and must still be a judge). A name in another spelling
+        (``hf:org/name``, a bare ``org/name`` that is no folder) is a one-line ``URIError`` naming the right one.
         """
         dtype = checked_dtype(dtype)
         if is_routed(spec):
             if revision is not None:
-                raise ValueError(f"{spec!r}: revision= applies to one Hub id; write org/name@revision inside the spec")
+                raise ValueError(
+                    f"{spec!r}: revision= applies to one Hub id; write hf://org/name@revision inside the spec"
+                )
             return from_spec(spec, format, device=device, dtype=dtype, trust_remote_code=trust_remote_code)
-        if is_remote(spec):
+        if spec in BUILT_IN:
+            if revision is not None:
+                raise ValueError(f"{spec!r}: revision= applies to a Hub id (hf://org/name), not to a built-in judge")
+            return BUILT_IN[spec]()
+        uri = parse_uri(spec)
+        if uri.scheme in ("http", "https"):
             if revision is not None or device is not None or dtype is not None:
                 raise ValueError(
                     f"{spec!r}: revision=, device= and dtype= apply to a local judge; the server places its own"
@@ -111,28 +125,14 @@ class Judge:
             judge = RemoteJudge(spec)
             judge.check_format(format)
             return judge
-        if spec in ("regex", "contains"):
-            if revision is not None:
-                raise ValueError(f"{spec!r}: revision= applies to a Hub id (org/name), not to a built-in judge")
-            return RegexJudge() if spec == "regex" else ContainsJudge()
-        folder, hub = Path(spec), None
-        if not folder.exists() and zoo.is_registered(spec):  # a zoo name: pulled and verified once, then cached
-            folder = zoo.pull(spec)
-        elif not folder.exists() and HUB_ID.match(spec):
-            folder, hub = hub_snapshot(spec, revision)
-        if revision is not None and hub is None:
-            raise ValueError(f"{spec!r}: revision= applies to a Hub id (org/name), not to a folder or a zoo name")
+        uri = uri.at(revision)
+        folder, hub_provenance = FOLDERS[uri.scheme](uri)
         if not has_judge_file(folder):
-            where = f"{spec} (Hub commit {hub['commit']})" if hub else spec
-            raise FileNotFoundError(
-                f"{where}: not a judge folder (no judge.json); give 'regex', 'contains', the "
-                f"folder that `fit` exported, a zoo name, a Hub id of an exported judge, the URL of a judge "
-                f"server (http://host:port), {SPEC_HELP}"
-            )
+            raise not_a_judge(f"{uri} (Hub commit {hub_provenance['commit']})" if hub_provenance else spec)
         cls = judge_class(read_judge_config(folder)["class"], str(folder / "judge.json"), trust_remote_code)
         judge = cls.from_export(folder, format=format)
-        if hub is not None and judge.provenance is not None:
-            judge.provenance["hub"] = hub
+        if hub_provenance is not None and judge.provenance is not None:
+            judge.provenance["hub"] = hub_provenance
         return judge.place(device, dtype)
 
 
@@ -146,114 +146,6 @@ def checked_dtype(dtype: str | torch.dtype | None) -> torch.dtype | None:
     if not isinstance(found, torch.dtype) or not found.is_floating_point:
         raise ValueError(f"dtype {dtype!r}: give a floating dtype such as 'float32', 'bfloat16' or 'float16'")
     return found
-
-
-# --- the Hugging Face Hub --------------------------------------------------------------------------
-def hub_snapshot(spec: str, revision: str | None = None) -> tuple[Path, dict]:
-    """The local snapshot folder of Hub id ``spec`` (``org/name`` or ``org/name@revision``) at ``revision``
-    (default ``main``) and ``{repo, revision, commit}``: the files of a judge folder fetched with
-    ``snapshot_download`` (offline: from the local cache), then checked (``check_hub_files``). A revision the Hub (or, offline, the cache) does
-    not have is a ``FileNotFoundError``; a changed file a ``JudgeFileError``; each one line."""
-    match = HUB_ID.match(spec)
-    repo, in_spec = match["repo"], match["revision"]
-    if in_spec and revision and in_spec != revision:
-        raise ValueError(f"{spec!r}: the spec names revision {in_spec!r} but revision={revision!r} was given")
-    revision = in_spec or revision
-    shown = f"{repo}@{revision or 'main'}"
-    try:
-        snapshot = Path(snapshot_download(repo, revision=revision, allow_patterns=list(JUDGE_FOLDER_PATTERNS)))
-    except RevisionNotFoundError:
-        raise FileNotFoundError(f"{shown}: the Hub repository has no revision {revision!r}") from None
-    except (RepositoryNotFoundError, GatedRepoError):
-        raise FileNotFoundError(
-            f"{spec}: not a judge folder, a zoo name or a Hub repository (or it is private or gated "
-            "and no token was given)"
-        ) from None
-    except IncompleteSnapshotError as err:
-        raise JudgeFileError(f"{shown}: {str(err).split(' Re-run')[0]} Load it again with the network on") from None
-    except LocalEntryNotFoundError:
-        why = "HF_HUB_OFFLINE is set" if constants.is_offline_mode() else "the Hub could not be reached"
-        raise FileNotFoundError(
-            f"{shown}: not a judge folder or a zoo name, and no revision {revision or 'main'!r} of "
-            f"{repo} in the local Hugging Face cache ({constants.HF_HUB_CACHE}; {why})"
-        ) from None
-    except HfHubHTTPError as err:  # the Hub down, a refused token
-        raise FileNotFoundError(f"{shown}: {' '.join(str(err).split())}") from None
-    commit = snapshot.name
-    check_hub_files(snapshot, repo, commit)
-    return snapshot, {"repo": repo, "revision": revision or "main", "commit": commit}
-
-
-def git_blob_sha1(path: Path) -> str:
-    """The git blob id of a file (``git hash-object``): the id the Hub gives a file kept outside LFS."""
-    digest = hashlib.sha1(f"blob {path.stat().st_size}\0".encode())
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def snapshot_files(snapshot: Path) -> list[str]:
-    """The files of a snapshot that belong to the judge (``JUDGE_FOLDER_PATTERNS``); the others are ignored."""
-    return judge_folder_files(zoo.folder_files(snapshot))
-
-
-def hub_hashes(snapshot: Path, repo: str, commit: str) -> dict[str, tuple[str, str]]:
-    """``{file: (algorithm, digest)}`` for the snapshot's judge files the Hub gives a hash: a cached file links to
-    its blob, named by the file's sha256 (LFS) or git blob id (the others). The cached tree listing, when
-    there is one, must name the same git blob id (a link switched to another blob is caught)."""
-    try:
-        listed = {f.path: f.blob_id for f in get_cached_repo_tree(repo, revision=commit)}
-    except CachedRepoTreeNotFoundError:
-        listed = {}
-    found = {}
-    for rel in snapshot_files(snapshot):
-        path = snapshot / rel
-        blob = Path(os.path.realpath(path)).name if path.is_symlink() else ""
-        if SHA256.match(blob):
-            found[rel] = ("sha256", blob)
-        elif GIT_SHA1.match(blob):
-            if rel in listed and listed[rel] != blob:
-                raise JudgeFileError(
-                    f"{path}: links to blob {blob}, but the Hub lists {listed[rel]} for {repo}@"
-                    f"{commit}; the cache was changed: delete the snapshot and load again"
-                )
-            found[rel] = ("git-sha1", blob)
-    return found
-
-
-def check_hub_files(snapshot: Path, repo: str, commit: str) -> None:
-    """Refuse a snapshot whose judge files (``snapshot_files``) differ from the Hub's hashes (``hub_hashes``) or,
-    for files without one, from the sha256 recorded at the first load in the manifest (written then)."""
-    known = hub_hashes(snapshot, repo, commit)
-    for rel, (algorithm, expected) in known.items():
-        got = zoo.sha256(snapshot / rel) if algorithm == "sha256" else git_blob_sha1(snapshot / rel)
-        if got != expected:
-            raise JudgeFileError(
-                f"{snapshot / rel}: {algorithm} {got} differs from the Hub's {expected} for {repo}@"
-                f"{commit}; the file was changed after download: delete the snapshot and load again"
-            )
-    rest = {rel: zoo.sha256(snapshot / rel) for rel in snapshot_files(snapshot) if rel not in known}
-    manifest = snapshot.parent.parent / "bertjudge" / f"{commit}.manifest.json"
-    recorded = zoo.read_json(manifest).get("files")
-    if recorded is None:
-        if rest:
-            try:
-                manifest.parent.mkdir(parents=True, exist_ok=True)
-                tmp = manifest.with_name(f".{manifest.name}.tmp")
-                tmp.write_text(json.dumps({"repo": repo, "commit": commit, "files": rest}, indent=2) + "\n")
-                os.replace(tmp, manifest)
-            except OSError:  # a read-only cache: nothing recorded, nothing to compare later
-                pass
-        return
-    changed = sorted(rel for rel in set(rest) | set(recorded) if rest.get(rel) != recorded.get(rel))
-    if changed:
-        rel = changed[0]
-        what = "is new" if rel not in recorded else "is missing" if rel not in rest else "changed"
-        raise JudgeFileError(
-            f"{snapshot / rel}: {what} since the first load of {repo}@{commit} (sha256 recorded in "
-            f"{manifest}); delete the snapshot and load again"
-        )
 
 
 def from_spec(spec: str, format=None, device=None, dtype=None, trust_remote_code: bool = False) -> BaseJudge:

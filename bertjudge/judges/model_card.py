@@ -109,6 +109,7 @@ def model_card(config: dict, model_config: dict | None = None) -> str:
         kind=kind,
         version=__version__,
         model_id=hub.get("repo") or MODEL_ID_PLACEHOLDER,
+        judge_name=f"hf://{hub['repo']}" if hub.get("repo") else MODEL_ID_PLACEHOLDER,
         sequence_classifier=sequence_classifier,
         fmt=fmt,
         threshold=config.get("threshold"),

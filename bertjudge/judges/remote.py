@@ -56,11 +56,6 @@ BODY_OVERHEAD = 64  # bytes of a request body besides its rows: {"rows": [...]}
 NOT_DESCRIBED = ("fingerprint", "limits", "spec", "routing", "rows_per_route")
 
 
-def is_remote(spec: str) -> bool:
-    """Whether a ``Judge.load`` spec is the URL of a judge server (``http://…`` or ``https://…``)."""
-    return isinstance(spec, str) and spec.split("://", 1)[0].lower() in URL_SCHEMES and "://" in spec
-
-
 class RemoteJudgeError(BertJudgeError, RuntimeError):
     """The server refused a request for its rows (400, 413, 422) or failed on a row; one line with the URL."""
 
