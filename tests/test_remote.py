@@ -2,9 +2,10 @@
 
 Against a real server (``ServeProcess``: a child process on a free loopback port) serving the ``regex`` judge,
 with a token and small limits so that requests are cut by rows and by bytes: the scores of the local regex judge
-(1,000 rows, sync and async), the interface (``score``, ``details``, ``describe``, the fingerprint), the ``judge``
-command with ``--judge http://…``, ``evaluate``, the TRL reward (sync and async), a wrong token and an unreachable
-server as one-line errors, a row too large for the server failing alone. Slow (``-m slow``): the server killed
+(1,000 rows, sync and async), the interface (``score``, ``details``: the served judge's own details rows,
+``describe``, the fingerprint), the ``judge`` command with ``--judge http://…``, ``evaluate``, the TRL reward (sync
+and async), a wrong token and an unreachable server as one-line errors, a row too large for the server failing
+alone. Slow (``-m slow``): the server killed
 in the middle of a ``judge`` run, restarted, and the run resumed without a row lost or scored twice.
 """
 
@@ -81,10 +82,11 @@ def test_the_remote_judge_scores_as_the_local_one(server, token):
     assert judge.name == "regex" and judge.threshold == local.threshold
     assert judge.describe() == {**local.describe(), "url": server.url}
     assert judge_fingerprint(judge) == judge_fingerprint(local)  # a `judge` run resumes across local and remote
+    # the served judge's own details (the rules' extracted answer, unparsed, similarity…), on the 1,000 rows
+    details = local.details(records)
+    assert judge.details(records) == details
+    assert {row["unparsed"] for row in details} == {True, False} and {"answer", "similarity"} <= set(details[0])
     few = records[:20]
-    assert judge.details(few) == [
-        {"unparsed": False, "score": r["score"], "verdict": r["verdict"]} for r in local.details(few)
-    ]
     questions, candidates, references = ([r[k] for r in few] for k in ("question", "candidate", "references"))
     np.testing.assert_array_equal(
         judge.score(questions, candidates, references), local.score(questions, candidates, references)
@@ -131,14 +133,12 @@ def test_evaluate_with_a_url(server, token, tmp_path):
     data = "embedded:test?n=120&seed=2"
     (remote,) = evaluate(data, [server.url], tmp_path / "remote", "--bootstrap", "20")["judges"].values()
     local = evaluate(data, ["regex"], tmp_path / "local", "--bootstrap", "20")["judges"]["regex"]
-    # the same report, but for what /score does not carry: the served judge's details (regex's unparsed flag)
-    unparsed = "unparsed_rate"
-    assert {k: v for k, v in remote["overall"].items() if k != unparsed} == {
-        k: v for k, v in local["overall"].items() if k != unparsed
-    }
+    # the same report, the served judge's details included (regex's unparsed flag: the unparsed rate)
+    assert remote["overall"] == local["overall"] and local["overall"]["unparsed_rate"] > 0
+    assert remote["by_category"] == local["by_category"]
     (scored,) = (tmp_path / "remote" / "scores").glob("*.jsonl")
     expected = json_lines(tmp_path / "local" / "scores" / "regex.jsonl")
-    assert [(r["id"], r["score"]) for r in json_lines(scored)] == [(r["id"], r["score"]) for r in expected]
+    assert json_lines(scored) == expected  # every row's details: id, score, verdict, answer, unparsed…
 
 
 def json_lines(path: Path) -> list[dict]:

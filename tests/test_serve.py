@@ -17,13 +17,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import numpy as np
 import pytest
 
 from bertjudge.cli.main import main
 from bertjudge.core.records import normalize, read_records
 from bertjudge.data.sources import load_source
+from bertjudge.judges.loading import Judge
 from bertjudge.judges.regex import RegexJudge
-from bertjudge.serve.server import JudgeAPI, ScoreGate, ServeProcess
+from bertjudge.serve.server import JudgeAPI, Rows, ScoreGate, ServeProcess
 
 TOKEN = "s3cret-token"
 MAX_ROWS = 6
@@ -87,6 +89,23 @@ def test_scores_are_the_judge_commands(client, tmp_path):
     expected = judge_command(tmp_path, "regex", rows)
     assert reply.json()["rows"] == [{"id": r["id"], "score": r["score"], "verdict": r["verdict"]} for r in expected]
     assert {r["verdict"] for r in expected} == {True, False}  # both verdicts are exercised
+
+
+def test_details_true_answers_the_judges_details_rows(client):
+    rows = rows_for(MAX_ROWS, seed=7)
+    reply = client.post("/score", json={"rows": rows, "details": True})
+    assert reply.status_code == 200, reply.text
+    expected = RegexJudge().details([normalize(r) for r in rows])
+    assert reply.json()["rows"] == [{**row, "id": r["id"]} for r, row in zip(rows, expected)]
+    assert {"answer", "unparsed", "similarity", "match"} <= set(expected[0])  # the rules' own fields
+    plain = client.post("/score", json={"rows": rows, "details": False}).json()["rows"]
+    assert plain == [
+        {"id": r["id"], "score": row["score"], "verdict": row["verdict"]} for r, row in zip(rows, expected)
+    ]
+    refused = client.post("/score", json={"rows": rows, "details": "yes"})
+    assert (
+        refused.status_code == 422 and refused.json()["detail"] == "body: 'details' must be true or false, got \"yes\""
+    )
 
 
 def test_a_request_without_the_token_is_refused(regex_server):
@@ -212,19 +231,29 @@ def test_a_request_nobody_answers_gets_504_at_the_deadline():
 
 
 class PickyJudge(RegexJudge):
-    """The regex judge, except that it raises on any batch holding the candidate 'boom'."""
+    """The regex judge, except that it raises on any batch holding the candidate 'boom' (scores and details); it
+    counts its calls."""
+
+    calls: list[tuple[str, int]] = []
 
     def score_records(self, records, batch_size=32, progress=False):
+        self.calls.append(("score_records", len(records)))
         if any(r["candidate"] == "boom" for r in records):
             raise ValueError("cannot judge 'boom'\nsecond line")
-        return super().score_records(records, batch_size, progress)
+        return np.array([row["score"] for row in RegexJudge.details(self, records)], dtype=float)
+
+    def details(self, records, batch_size=32, progress=False):
+        self.calls.append(("details", len(records)))
+        if any(r["candidate"] == "boom" for r in records):
+            raise ValueError("cannot judge 'boom'\nsecond line")
+        return super().details(records, batch_size, progress)
 
 
 def test_a_row_the_judge_fails_on_gets_an_error_and_the_rest_of_the_batch_is_scored():
     api = JudgeAPI("regex", batch_size=2, max_batch_size=4)
     api.judge = PickyJudge()
     requests = [
-        [normalize(r, f"rows[{i}]") for i, r in enumerate(rows)]
+        Rows([normalize(r, f"rows[{i}]") for i, r in enumerate(rows)])
         for rows in (
             rows_for(3, seed=1),
             [*rows_for(2, seed=2), {"candidate": "boom", "references": ["4"]}],
@@ -235,15 +264,49 @@ def test_a_row_the_judge_fails_on_gets_an_error_and_the_rest_of_the_batch_is_sco
     assert [len(a["rows"]) for a in answers] == [3, 3, 4]
     failed = answers[1]["rows"][2]
     assert failed == {
-        "id": requests[1][2]["id"],
+        "id": requests[1].records[2]["id"],
         "score": None,
         "verdict": None,
         "error": "ValueError: cannot judge 'boom'",
     }
-    good = [rec for rows in requests for rec in rows if rec["candidate"] != "boom"]
+    good = [rec for rows in requests for rec in rows.records if rec["candidate"] != "boom"]
     expected = RegexJudge().score_records(good)
     got = [row for a in answers for row in a["rows"] if row is not failed]
     assert [(g["id"], g["score"]) for g in got] == [(r["id"], float(s)) for r, s in zip(good, expected)]
+
+
+def test_requests_with_and_without_details_batched_together():
+    """The rows of the requests that asked for details go to one ``details`` call, the others to one
+    ``score_records`` call; each answer is its request's, and a failing row fails alone in either."""
+    api = JudgeAPI("regex", batch_size=2, max_batch_size=4)
+    api.judge, PickyJudge.calls = PickyJudge(), []
+    sent = (
+        (rows_for(3, seed=1), True),
+        ([*rows_for(2, seed=2), {"candidate": "boom", "references": ["4"]}], False),
+        ([{"candidate": "boom", "references": ["4"]}, *rows_for(3, seed=3)], True),
+        (rows_for(2, seed=4), False),
+    )
+    requests = [Rows([normalize(r, f"rows[{i}]") for i, r in enumerate(rows)], details) for rows, details in sent]
+    answers = [api.encode_response(out) for out in api.unbatch(api.predict(api.batch(requests)))]
+    # one call for the 5 rows without details and one for the 7 with, then the failing rows' retries
+    assert PickyJudge.calls[0] == ("score_records", 5)
+    assert next(call for call in PickyJudge.calls if call[0] == "details") == ("details", 7)
+    local = RegexJudge()
+    for request, answer in zip(requests, answers):
+        rows = answer["rows"]
+        assert [row["id"] for row in rows] == [rec["id"] for rec in request.records]
+        for rec, row in zip(request.records, rows):
+            if rec["candidate"] == "boom":
+                assert row == {
+                    "id": rec["id"],
+                    "score": None,
+                    "verdict": None,
+                    "error": "ValueError: cannot judge 'boom'",
+                }
+            elif request.details:
+                assert row == {**local.details([rec])[0], "id": rec["id"]}
+            else:
+                assert row == {"id": rec["id"], **{k: local.details([rec])[0][k] for k in ("score", "verdict")}}
 
 
 # ------------------------------------------------------------------------------ a tiny encoder judge (slow)
@@ -273,6 +336,15 @@ def test_encoder_scores_equal_the_judge_command(encoder_server, encoder_judge, t
         expected = judge_command(tmp_path, encoder_judge, rows)
         assert alone.json()["rows"] == [{"id": r["id"], "score": r["score"], "verdict": r["verdict"]} for r in expected]
         assert len({r["score"] for r in expected}) > 1  # a real model, not a constant
+        # with "details": true, the judge's details rows (score, verdict, unparsed, the raw logit) of the same rows
+        detailed = client.post("/score", json={"rows": rows, "details": True})
+        assert detailed.status_code == 200, detailed.text
+        local = Judge.load(encoder_judge).details([normalize(r) for r in rows])
+        got = detailed.json()["rows"]
+        assert [g["id"] for g in got] == [r["id"] for r in rows] and {k for g in got for k in g} == {"id", *local[0]}
+        for g, row in zip(got, local):
+            for key, value in row.items():
+                assert g[key] == (pytest.approx(value, abs=1e-6) if isinstance(value, float) else value), key
 
         # eight requests at once: batched together, padded together; the same scores to float32 rounding
         parts = [rows[i * 3 : i * 3 + 3] for i in range(8)]

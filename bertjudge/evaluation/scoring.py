@@ -38,6 +38,7 @@ __all__ = [
     "RowFailed",
     "ScoreSummary",
     "check_paths",
+    "details_isolated",
     "error_text",
     "judge_fingerprint",
     "partial_path",
@@ -167,20 +168,38 @@ def _scores(judge, records: list[dict], batch_size: int) -> list[float]:
     return [float(s) for s in scores]
 
 
+def _details(judge, records: list[dict], batch_size: int) -> list[dict]:
+    rows = judge.details(records, batch_size=batch_size)
+    if len(rows) != len(records):
+        raise RuntimeError(f"the judge returned {len(rows)} details rows for {len(records)} rows")
+    return list(rows)
+
+
 def score_isolated(judge, records: list[dict], batch_size: int) -> list[float | BaseException]:
     """A score per record, or the exception that scoring it raised: a failing chunk is scored again a
     batch at a time, and a failing batch a row at a time, so that one bad row fails alone."""
+    return _isolated(lambda chunk: _scores(judge, chunk, batch_size), records, batch_size)
+
+
+def details_isolated(judge, records: list[dict], batch_size: int) -> list[dict | BaseException]:
+    """``score_isolated`` for the judge's ``details()``: a details row per record, or the exception it raised."""
+    return _isolated(lambda chunk: _details(judge, chunk, batch_size), records, batch_size)
+
+
+def _isolated(call, records: list[dict], batch_size: int) -> list:
+    """``call(records)`` (one result per record); where it raises, the chunk again a batch at a time, and a
+    failing batch a row at a time: a row's result, or the exception its row alone raised."""
     try:
-        return _scores(judge, records, batch_size)
+        return call(records)
     except FATAL:
         raise
     except BaseException as err:  # noqa: BLE001 - e.g. Math-Verify's TimeoutException is a BaseException
         if len(records) == 1:
             return [err]
     size = batch_size if len(records) > batch_size else 1
-    out: list[float | BaseException] = []
+    out: list = []
     for start in range(0, len(records), size):
-        out += score_isolated(judge, records[start : start + size], batch_size)
+        out += _isolated(call, records[start : start + size], batch_size)
     return out
 
 

@@ -1,8 +1,9 @@
 """A judge served by ``python -m bertjudge serve`` elsewhere, used as if it were here: ``Judge.load("http://host:8000")``.
 
 ``RemoteJudge`` answers the judge interface (``score``, ``score_records``, ``details``, ``describe``) by sending the
-records to the server's ``POST /score`` and reading back the scores, so ``judge``, ``evaluate``, the TRL reward
-and any program that takes a judge use a served one unchanged. On construction it asks ``GET /info`` what the
+records to the server's ``POST /score`` and reading back the scores (``details``: the served judge's own details
+rows, ``"details": true``), so ``judge``, ``evaluate``, the TRL reward and any program that takes a judge use a
+served one unchanged. On construction it asks ``GET /info`` what the
 server serves: the judge's ``name``, ``kind``, ``threshold`` and fingerprint (so that an interrupted ``judge`` run
 resumes against the same judge, and refuses another) and the server's limits (``--max-rows``, ``--max-bytes``),
 which size its requests.
@@ -107,6 +108,11 @@ def _retry_after(response: httpx.Response) -> float:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError, OverflowError):
         return 0.0
+
+
+def _score(row: dict) -> float:
+    """An answered row's score; NaN where the served judge gave none."""
+    return math.nan if row.get("score") is None else float(row["score"])
 
 
 class RemoteJudge(BaseJudge):
@@ -219,7 +225,20 @@ class RemoteJudge(BaseJudge):
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """P(correct) per record (NaN where the served judge gave no verdict), in input order. ``batch_size`` is
         accepted for the common interface: the server scores with its own ``--batch-size``."""
-        requests = self._requests(records)
+        return np.array([_score(row) for row in self._served(records, progress)], dtype=float)
+
+    def details(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> list[dict]:
+        """The served judge's ``details()`` row of each record (the rules' extracted answer, ``unparsed``, an
+        encoder's ``logit``…), in input order, as the server's judge gives it here (a NaN as None)."""
+        rows = self._served(records, progress, details=True)
+        for row in rows:  # a server from before "details": true answers scores only
+            row.setdefault("unparsed", row.get("score") is None)
+        return [{key: value for key, value in row.items() if key != "id"} for row in rows]
+
+    def _served(self, records: list[dict], progress: bool, details: bool = False) -> list[dict]:
+        """The server's answered rows (``id``, ``score``, ``verdict``; with ``details``, the judge's details too) of
+        ``records``, in input order: ``concurrency`` requests in flight at once."""
+        requests = self._requests(records, details)
         self._client_now()  # one client for every thread below (httpx.Client is thread-safe)
         bar = None
         if progress and requests:
@@ -227,12 +246,12 @@ class RemoteJudge(BaseJudge):
 
             bar = tqdm(total=len(records), desc=f"judging with {self.url}", unit="row")
 
-        def one(request: tuple[list, bytes]) -> list[float]:
+        def one(request: tuple[list, bytes]) -> list[dict]:
             ids, body = request
-            scores = self._scores(self._send(lambda client: self._post(client, body)), ids)
+            rows = self._rows(self._send(lambda client: self._post(client, body)), ids)
             if bar is not None:
                 bar.update(len(ids))
-            return scores
+            return rows
 
         try:
             if len(requests) <= 1 or self.concurrency == 1:
@@ -243,7 +262,7 @@ class RemoteJudge(BaseJudge):
         finally:
             if bar is not None:
                 bar.close()
-        return np.array([s for scores in done for s in scores], dtype=float)
+        return [row for rows in done for row in rows]
 
     async def ascore_records(self, records: list[dict], batch_size: int = 32) -> np.ndarray:
         """``score_records`` for an event loop: the requests go out on an ``httpx.AsyncClient``, ``concurrency``
@@ -258,21 +277,23 @@ class RemoteJudge(BaseJudge):
                 ids, body = request
                 async with gate:
                     response = await self._asend(client, body)
-                return self._scores(response, ids)
+                return [_score(row) for row in self._rows(response, ids)]
 
             done = await asyncio.gather(*(one(request) for request in requests))
         return np.array([s for scores in done for s in scores], dtype=float)
 
-    def _requests(self, records: list[dict]) -> list[tuple[list, bytes]]:
+    def _requests(self, records: list[dict], details: bool = False) -> list[tuple[list, bytes]]:
         """The records cut into requests of at most ``max_rows`` rows and ``max_bytes`` bytes: per request, the
-        ids sent and the JSON body (a row larger than that goes alone, and the server refuses it with 413)."""
+        ids sent and the JSON body (a row larger than that goes alone, and the server refuses it with 413);
+        ``details``: the body asks for the judge's details of each row."""
         requests: list[tuple[list, bytes]] = []
         ids: list = []
         rows: list[bytes] = []
         size = BODY_OVERHEAD
+        end = b'], "details": true}' if details else b"]}"
 
         def close() -> None:
-            requests.append((ids, b'{"rows": [' + b", ".join(rows) + b"]}"))
+            requests.append((ids, b'{"rows": [' + b", ".join(rows) + end))
 
         for rec in records:
             row = json.dumps(rec, ensure_ascii=False, default=str).encode("utf-8")  # dates from Parquet as text
@@ -286,8 +307,8 @@ class RemoteJudge(BaseJudge):
             close()
         return requests
 
-    def _scores(self, response: httpx.Response, ids: list) -> list[float]:
-        """The scores of an answer to ``POST /score`` of rows with ``ids``; a refusal or a failed row raises."""
+    def _rows(self, response: httpx.Response, ids: list) -> list[dict]:
+        """The rows of an answer to ``POST /score`` of rows with ``ids``; a refusal or a failed row raises."""
         if response.status_code != 200:
             raise RemoteJudgeError(f"{self.url}: POST /score answered HTTP {response.status_code}: {_detail(response)}")
         try:
@@ -297,16 +318,13 @@ class RemoteJudge(BaseJudge):
         if not isinstance(scored, list) or len(scored) != len(ids):
             got = len(scored) if isinstance(scored, list) else type(scored).__name__
             raise RemoteJudgeError(f"{self.url}: POST /score answered {got} rows for the {len(ids)} sent")
-        scores = []
         for sent, row in zip(ids, scored):
             if not isinstance(row, dict) or sent is not None and row.get("id") != sent:
                 got = row.get("id") if isinstance(row, dict) else row
                 raise RemoteJudgeError(f"{self.url}: POST /score answered row {got!r} where {sent!r} was sent")
             if row.get("error"):
                 raise RemoteJudgeError(f"{self.url}: row {row.get('id')!r}: {' '.join(str(row['error']).split())}")
-            score = row.get("score")
-            scores.append(math.nan if score is None else float(score))
-        return scores
+        return scored
 
     # --- HTTP, with retries --------------------------------------------------------------------------
     def _headers(self) -> dict:

@@ -2,10 +2,12 @@
 
 ``POST /score`` takes ``{"rows": [record, ...]}`` in the record schema (``bertjudge.core.records``) and
 answers ``{"rows": [{"id", "score", "verdict"}, ...]}`` in order, scored by the judge's ``score_records``,
-the code path of ``python -m bertjudge judge``. ``GET /health`` is LitServe's (200 once every worker is
-ready), ``GET /metrics`` is Prometheus text, ``GET /openapi.json`` (and ``/docs``) describe the API, ``GET /info``
-(LitServe's, behind the token) names the judge (its ``describe()`` and fingerprint) and the ``limits`` (max rows and
-bytes a request): what ``Judge.load("http://host:port")`` (``judges.remote.RemoteJudge``) reads to act as the judge.
+the code path of ``python -m bertjudge judge``; with ``"details": true``, each answered row is the judge's
+``details()`` row instead (the rules' extracted answer, ``unparsed``, an encoder's ``logit``…) with its ``id``.
+``GET /health`` is LitServe's (200 once every worker is ready), ``GET /metrics`` is Prometheus text,
+``GET /openapi.json`` (and ``/docs``) describe the API, ``GET /info`` (LitServe's, behind the token) names the judge
+(its ``describe()`` and fingerprint) and the ``limits`` (max rows and bytes a request): what
+``Judge.load("http://host:port")`` (``judges.remote.RemoteJudge``) reads to act as the judge.
 
 How a request travels:
 
@@ -32,6 +34,7 @@ import asyncio
 import contextlib
 import hmac
 import json
+import math
 import os
 import shutil
 import signal
@@ -50,7 +53,7 @@ import torch
 from pydantic import BaseModel, ConfigDict, Field
 
 from bertjudge.core.records import CATEGORIES, RecordError, normalize
-from bertjudge.evaluation.scoring import error_text, judge_fingerprint, score_isolated
+from bertjudge.evaluation.scoring import details_isolated, error_text, judge_fingerprint, score_isolated
 from bertjudge.judges.interface import verdict_fields
 from bertjudge.judges.loading import Judge
 
@@ -85,9 +88,15 @@ class ScoreRequest(BaseModel):
         f"'category' (one of {', '.join(CATEGORIES)}; without one, inferred from the row as "
         "everywhere), 'task', 'label', 'meta' and the rest are optional. A row without 'id' gets the id `judge` would give it."
     )
+    details: bool = Field(
+        False,
+        description="true: answer each row with the judge's details (what its details() gives: the rules' "
+        "extracted answer, 'unparsed', an encoder's 'logit'...) besides id, score and verdict",
+    )
 
 
 class ScoredRow(BaseModel):
+    model_config = ConfigDict(extra="allow")  # with "details": true, the judge's details fields too
     id: str = Field(description="the row's id (given, or derived from its fields as `judge` does)")
     score: float | None = Field(description="calibrated P(correct); null where the judge could not give a verdict")
     verdict: bool | None = Field(description="score >= the judge's threshold; null where score is null")
@@ -114,6 +123,8 @@ def check_rows(payload: Any, max_rows: int) -> list[dict]:
         raise RecordError("body: 'rows' is empty; send at least one record")
     if len(rows) > max_rows:
         raise TooManyRows(f"body: {len(rows)} rows, more than the limit of {max_rows} a request (--max-rows)")
+    if not isinstance(payload.get("details", False), bool):
+        raise RecordError(f"body: 'details' must be true or false, got {json.dumps(payload['details'])}")
     return [normalize(row, f"rows[{i}]") for i, row in enumerate(rows)]
 
 
@@ -191,11 +202,21 @@ def failure_reason(status: int) -> str:
 
 # ------------------------------------------------------------------------------ the inference worker
 @dataclass
+class Rows:
+    """The rows of one request, and whether it asked for the judge's details."""
+
+    records: list[dict]
+    details: bool = False
+
+
+@dataclass
 class Batch:
-    """Rows of several requests joined for one ``score_records`` call, and how many rows each sent."""
+    """Rows of several requests joined for one ``score_records`` call (and one ``details`` call for those of the
+    requests that asked for details), how many rows each sent, and which asked."""
 
     records: list[dict]
     sizes: list[int]
+    details: list[bool]
 
 
 class JudgeAPI(ls.LitAPI):
@@ -228,18 +249,22 @@ class JudgeAPI(ls.LitAPI):
             self.judge.place(device)
         metrics()  # this worker's metrics files exist from the start
 
-    def decode_request(self, request: ScoreRequest) -> list[dict]:
+    def decode_request(self, request: ScoreRequest) -> Rows:
         # the gate validated the rows already; normalizing again gives the records `judge` scores
-        return [normalize(row, f"rows[{i}]") for i, row in enumerate(request.rows)]
+        return Rows([normalize(row, f"rows[{i}]") for i, row in enumerate(request.rows)], request.details)
 
-    def batch(self, inputs: list[list[dict]]) -> Batch:
-        return Batch([rec for rows in inputs for rec in rows], [len(rows) for rows in inputs])
+    def batch(self, inputs: list[Rows]) -> Batch:
+        return Batch(
+            [rec for rows in inputs for rec in rows.records],
+            [len(r.records) for r in inputs],
+            [r.details for r in inputs],
+        )
 
-    def predict(self, x: Batch | list[dict]) -> list:
-        batch = x if isinstance(x, Batch) else Batch(x, [len(x)])
+    def predict(self, x: Batch | Rows) -> list:
+        batch = x if isinstance(x, Batch) else Batch(x.records, [len(x.records)], [x.details])
         m = metrics()
         started = time.perf_counter()
-        results = score_isolated(self.judge, batch.records, self.batch_size)
+        results = self._results(batch)
         m["predict"].observe(time.perf_counter() - started)
         m["batch_requests"].observe(len(batch.sizes))
         m["batch_rows"].observe(len(batch.records))
@@ -248,6 +273,16 @@ class JudgeAPI(ls.LitAPI):
             outputs.append((batch.records[start : start + size], results[start : start + size]))
             start += size
         return outputs if isinstance(x, Batch) else outputs[0]
+
+    def _results(self, batch: Batch) -> list:
+        """Per row, its score (or, for a request that asked, its details row) or the exception it raised: the rows
+        of the requests without details in one ``score_records`` call, the others in one ``details`` call."""
+        wants = [want for want, size in zip(batch.details, batch.sizes) for _ in range(size)]
+        bare = [rec for rec, want in zip(batch.records, wants) if not want]
+        detailed = [rec for rec, want in zip(batch.records, wants) if want]
+        scores = iter(score_isolated(self.judge, bare, self.batch_size) if bare else [])
+        details = iter(details_isolated(self.judge, detailed, self.batch_size) if detailed else [])
+        return [next(details) if want else next(scores) for want in wants]
 
     def unbatch(self, output: list) -> list:
         return list(output)
@@ -258,12 +293,28 @@ class JudgeAPI(ls.LitAPI):
 
 
 def answer(row_id: str, result, threshold: float) -> dict:
-    """One row of the answer: ``id``, ``score``, ``verdict`` as `judge` writes them; a row the judge failed
-    on has ``score`` and ``verdict`` null and an ``error``, as in `judge`'s output."""
+    """One row of the answer: ``id``, ``score``, ``verdict`` as `judge` writes them, or ``id`` and the judge's details
+    row (``result`` a dict; JSON-ready: NaN as null); a row the judge failed on has ``score`` and ``verdict`` null and
+    an ``error``, as in `judge`'s output."""
     if isinstance(result, BaseException):
         return {"id": row_id, "score": None, "verdict": None, "error": error_text(result)}
+    if isinstance(result, dict):
+        return {**plain(result), "id": row_id}
     fields = verdict_fields(result, threshold)
     return {"id": row_id, "score": fields["score"], "verdict": fields["verdict"]}
+
+
+def plain(value):
+    """``value`` as JSON holds it: numpy scalars as Python's, NaN and infinities as None, tuples as lists."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 # ------------------------------------------------------------------------------ the HTTP gate
@@ -561,7 +612,7 @@ def _document(app, config: ServeConfig) -> None:
         post["summary"] = "Score rows with the judge"
         post["description"] = (
             "One scored row per row sent, in order. Rows of requests that arrive together are "
-            "scored in one batch (dynamic batching)."
+            'scored in one batch (dynamic batching). With "details": true, each row holds the judge\'s details too.'
         )
         schemas = schema.setdefault("components", {}).setdefault("schemas", {})
         answer_schema = ScoreResponse.model_json_schema(ref_template="#/components/schemas/{model}")
