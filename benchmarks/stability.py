@@ -36,7 +36,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
     p.add_argument("--n", type=int, default=2000, help="embedded test records (median token length)")
     p.add_argument("--min-run-time", type=float, default=bench_timing.MIN_RUN_TIME, help="as bench run's")
-    p.add_argument("--max-timed-params", type=float, default=3e9, help="as bench run's")
+    p.add_argument("--max-timed-params", type=float, default=bench_timing.MAX_TIMED_PARAMS, help="as bench run's")
     p.add_argument("--rounds", type=int, default=bench.ROUNDS, help="as bench run's")
     p.add_argument("--max-load", type=float, default=bench_timing.MAX_LOAD, help="as bench run's")
     p.add_argument("--tolerance", type=float, default=0.15, help="largest relative difference (default 0.15)")

@@ -103,7 +103,7 @@ def test_measure_times_a_small_architecture(monkeypatch):
     )
     monkeypatch.setitem(bench_flops.ARCHITECTURES, "tiny", arch)
     row, accuracy = bench.measure(bench.Subject("tiny.arch", "encoder", "tiny"), RECORDS, min_run_time=0.3)
-    assert accuracy is None  # an architecture has no trained judge to score with
+    assert accuracy == []  # an architecture has no trained judge to score with
     assert row["flops"] > 0 and row["tokens"] > 5 and row["params"] > 0
     assert 0 < row["latency_p50_ms"] <= row["latency_p95_ms"] and row["throughput_per_s"] > 0
     assert row["best_batch_size"] in (1, 4, 16)
@@ -219,7 +219,7 @@ def test_accuracy_is_measured_overall_and_per_category_on_the_eval_file(tmp_path
     assert list(RegexJudge().score_records(read_records(path))) == [1, 0, 1, 1, 1]
     eval_set = bench.load_eval_set(path)
     assert eval_set.name == "mini-set" and len(eval_set.records) == 5
-    _, accuracy = bench.measure(bench.Subject("regex.v1", "regex"), None, eval_set=eval_set)
+    _, [accuracy] = bench.measure(bench.Subject("regex.v1", "regex"), None, eval_sets=[eval_set])
     assert accuracy["accuracy"] == 0.6 and accuracy["n"] == 5
     assert accuracy["acc_open_qa"] == pytest.approx(2 / 3, abs=1e-4)
     assert accuracy["acc_multiple_choice"] == 1.0 and accuracy["acc_open_math"] == 0.0
@@ -232,13 +232,14 @@ def test_accuracy_is_measured_overall_and_per_category_on_the_eval_file(tmp_path
     assert row["acc_open_qa"] == "0.6667"
 
 
-def test_the_default_eval_set_is_real_test_v1():
-    assert bench.EVAL_FILE.name == "real-test-v1.jsonl.gz" and bench_results.EVAL_SET == "real-test-v1"
+def test_the_default_eval_sets_are_real_test_v2_and_v3_and_v3_is_shown():
+    assert [path.name for path in bench.EVAL_FILES] == ["real-test-v2.jsonl.gz", "real-test-v3.jsonl.gz"]
+    assert bench_results.HEADLINE_SET == "real-test-v3" and bench_results.SHOWN_SETS == ("real-test-v3", "real-test-v2")
     assert bench_results.CATEGORIES == ("open_qa", "multiple_choice", "context_extraction", "open_math")
 
 
 def test_cli_runs_the_regex_judge(tmp_path, capsys):
-    path = eval_file(tmp_path, "real-test-v1.jsonl")  # named as the real set: its rows reach the table
+    path = eval_file(tmp_path, "real-test-v3.jsonl")  # named as the headline set: its rows reach the table
     results = tmp_path / "results"
     assert (
         main(
@@ -268,7 +269,7 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
     assert row["name"] == "regex.v1" and row["flops"] == "0" and float(row["latency_p50_ms"]) > 0
     [accuracy] = results.glob("accuracy-cpu-fp32-*.csv")
     row = next(csv.DictReader(accuracy.open()))
-    assert (row["accuracy"], row["n"], row["eval_set"], row["acc_multiple_choice"]) == ("0.6", "5", "real-test-v1", "1")
+    assert (row["accuracy"], row["n"], row["eval_set"], row["acc_multiple_choice"]) == ("0.6", "5", "real-test-v3", "1")
     [table] = bench_results.result_tables(results, tmp_path / "no-quotes.csv").values()
     assert table[0]["accuracy"] == "0.6" and table[0]["front"]
     missing = str(tmp_path / "none.jsonl")
@@ -276,7 +277,7 @@ def test_cli_runs_the_regex_judge(tmp_path, capsys):
     assert main(["bench", "run", "--only", "regex.v1", "--results", str(results), "--eval", missing]) == 2  # renamed
 
 
-def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp_path, monkeypatch):
+def test_only_real_test_v3_accuracies_reach_the_table_the_front_and_the_plot(tmp_path, monkeypatch):
     import matplotlib.axes
 
     cpu, cuda = {"device": "cpu", "dtype": "fp32", "torch": "9.9"}, {"device": "cuda", "dtype": "fp32", "torch": "9.9"}
@@ -301,11 +302,13 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
                 "name": "real.x",
                 "accuracy": 0.81,
                 **per_category,
-                "n": 2615,
-                "eval_set": "real-test-v1",
+                "n": 496,
+                "eval_set": "real-test-v3",
                 "eval_sha256": "f52bf775ace6",
                 **cpu,
             },
+            {"name": "real.x", "accuracy": 0.99, "n": 2615, "eval_set": "real-test-v1", **cpu},  # not shown
+            {"name": "real.x", "accuracy": 0.77, "n": 660, "eval_set": "real-test-v2", **cpu},  # its own column
             {"name": "embedded.x", "accuracy": 0.95, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
             {"name": "elsewhere.x", "accuracy": 0.99, "n": 2000, "eval_set": "embedded:test?n=2000&seed=0", **cpu},
         ],
@@ -313,8 +316,8 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
         tmp_path,
     )
     bench_results.write_results(
-        [{"name": "elsewhere.x", "accuracy": 0.85, "n": 2615, "eval_set": "real-test-v1", **cuda}], "accuracy", tmp_path
-    )  # a real-test-v1 row from another device beats an embedded one here
+        [{"name": "elsewhere.x", "accuracy": 0.85, "n": 496, "eval_set": "real-test-v3", **cuda}], "accuracy", tmp_path
+    )  # a real-test-v3 row from another device beats an embedded one here
     quoted = tmp_path / "quoted.csv"
     quoted.write_text("name,accuracy,eval_set,source\nquoted.x,0.97,authors' test,a paper (table 2)\n")
     [rows] = bench_results.result_tables(tmp_path, quoted).values()
@@ -322,17 +325,18 @@ def test_only_real_test_v1_accuracies_reach_the_table_the_front_and_the_plot(tmp
     assert by_name["real.x"]["accuracy"] == "0.81" and by_name["real.x"]["acc_multiple_choice"] == "0.9"
     assert by_name["real.x"]["acc_open_math"] == "" and "sha256 f52bf775ace6" in by_name["real.x"]["accuracy_source"]
     assert by_name["embedded.x"]["accuracy"] == "" and by_name["embedded.x"]["acc_open_qa"] == ""
-    assert by_name["embedded.x"]["accuracy_source"].startswith("not measured on real-test-v1 yet")
+    assert by_name["embedded.x"]["accuracy_source"].startswith("not measured on real-test-v3 yet")
+    assert by_name["real.x"]["accuracy_real-test-v2"] == "0.77" and by_name["embedded.x"]["accuracy_real-test-v2"] == ""
     assert by_name["quoted.x"]["accuracy"] == "" and by_name["quoted.x"]["quoted_accuracy"] == "0.97"
     assert "quoted on another test set" in by_name["quoted.x"]["accuracy_source"]
     assert by_name["elsewhere.x"]["accuracy"] == "0.85"
     assert by_name["none.x"]["accuracy"] == "" and by_name["none.x"]["accuracy_source"] == ""
     assert {r["name"] for r in rows if r["front"]} == {"real.x", "elsewhere.x"}  # 0.95 and 0.97 would beat both
     table = bench_results.markdown_table(rows)
-    assert "| accuracy (real-test-v1) | open QA | MC | extraction | math | front |" in table
-    assert "| 0.810 | 0.8 | 0.9 | 0.7 |  | * |" in table
+    assert "| accuracy (real-test-v3) | open QA | MC | extraction | math | accuracy (real-test-v2) | front |" in table
+    assert "| 0.810 | 0.8 | 0.9 | 0.7 |  | 0.770 | * |" in table
     line = {r.split("`")[1]: r for r in table.splitlines()[2:]}
-    assert "0.95" not in line["embedded.x"] and "not measured on real-test-v1 yet" in line["embedded.x"]
+    assert "0.95" not in line["embedded.x"] and "not measured on real-test-v3 yet" in line["embedded.x"]
     assert "(0.970: quoted on another test set" in line["quoted.x"] and line["quoted.x"].endswith("|  |")
     points = []
     scatter = matplotlib.axes.Axes.scatter
@@ -373,7 +377,7 @@ def test_the_projects_own_judges_are_measured_from_their_built_folder(tiny_backb
     assert "minilm-l6.missing" not in subjects  # not built yet: nothing to measure, no random stand-in
     # its folder given again with --judge (by another path): measured once, under the registry's name
     again = bench.default_subjects(registry, [tmp_path / "runs" / "." / "own" / "judge"])
-    assert [s.name for s in again if s.folder is not None] == ["minilm-l6.own"]
+    assert [s.name for s in again if s.folder is not None and s.spec is None] == ["minilm-l6.own"]
 
 
 def tiny_arch(monkeypatch, hidden: int = H, vocab: int = 1000) -> bench.Subject:
@@ -398,7 +402,7 @@ def test_subjects_are_timed_in_rounds_taken_in_turns(monkeypatch, tmp_path):
         [bench.Subject("regex.v1", "regex"), tiny, big],
         RECORDS,
         rounds=3,
-        eval_set=bench.load_eval_set(eval_file(tmp_path)),
+        eval_sets=[bench.load_eval_set(eval_file(tmp_path))],
         progress=lambda number, subject: seen.append((number, subject.name)),
         min_run_time=0.1,
     )
@@ -410,7 +414,7 @@ def test_subjects_are_timed_in_rounds_taken_in_turns(monkeypatch, tmp_path):
     assert regex["rounds"] == tiny_row["rounds"] == 3 and big_row["rounds"] == 0
     assert regex["machine_gflops"] > 0.1 and tiny_row["machine_gflops"] > 0.1  # the probe around every timing
     assert tiny_row["timing_runs"] >= 3 * bench_timing.MIN_RUNS and "medians of 3 rounds" in tiny_row["notes"]
-    assert regex_accuracy is not None and tiny_accuracy is None  # accuracy measured once, in round 1
+    assert len(regex_accuracy) == 1 and tiny_accuracy == []  # accuracy measured once, in round 1
     with pytest.raises(ValueError, match="rounds"):
         bench.measure_rounds([tiny], RECORDS, rounds=0)
 
@@ -487,7 +491,7 @@ def test_rounds_are_handed_over_as_they_end_and_a_failing_subject_leaves_the_oth
     assert seen == [(1, [1, None, 1]), (2, [2, None, 1]), (3, [3, None, 1])]  # the results so far, round by round
     assert [name for name, _ in errors] == ["broken.arch", "late.v1"] and errors[1][1] == "out of memory"
     (tiny_row, _), (broken_row, broken_accuracy), (late_row, _) = results
-    assert tiny_row["rounds"] == 3 and broken_row is None and broken_accuracy is None and late_row["rounds"] == 1
+    assert tiny_row["rounds"] == 3 and broken_row is None and broken_accuracy == [] and late_row["rounds"] == 1
     with pytest.raises(KeyError):  # without on_error, the error is raised
         bench.measure_rounds([broken], RECORDS, rounds=1)
 
@@ -633,7 +637,7 @@ def write_published_results(results):
         "cost",
         results,
     )
-    real = {"n": 2615, "eval_set": "real-test-v1", "eval_sha256": "f52bf775ace6", **env}
+    real = {"n": 496, "eval_set": "real-test-v3", "eval_sha256": "f52bf775ace6", **env}
     bench_results.write_results(
         [
             {"name": "regex.v1", "accuracy": 0.93, **real},
@@ -692,7 +696,9 @@ def test_accuracy_of_a_judge_folder_is_measured_without_timing(tiny_backbone, tm
 
     EncoderJudge(backbone=tiny_backbone).export(tmp_path / "judge")
     subject = bench.folder_subject(tmp_path / "judge", "minilm-l6.tiny")
-    row, accuracy = bench.measure(subject, RECORDS, timing=False, eval_set=bench.load_eval_set(eval_file(tmp_path)))
+    row, [accuracy] = bench.measure(
+        subject, RECORDS, timing=False, eval_sets=[bench.load_eval_set(eval_file(tmp_path))]
+    )
     assert "latency_p50_ms" not in row and row["flops"] > 0
     assert accuracy["n"] == 5 and 0 <= accuracy["accuracy"] <= 1 and accuracy["eval_set"] == "mini-set"
 

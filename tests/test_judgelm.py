@@ -261,7 +261,7 @@ def test_bench_costs_judgelm_rows(monkeypatch):
     monkeypatch.setitem(bench_flops.ARCHITECTURES, "tiny", tiny)
     records, tokenizer = toy_records(5), bench.proxy_tokenizer()
     row, accuracy = bench.measure(bench.Subject("tiny.score10", "score10", "tiny"), records, tokenizer=tokenizer)
-    assert accuracy is None and row["judge_kind"] == "score10" and "JudgeLM" in row["notes"]
+    assert accuracy == [] and row["judge_kind"] == "score10" and "JudgeLM" in row["notes"]
     assert row["flops"] == bench_flops.judgment_flops(tiny.make_config(), "causal", row["tokens"], "score10")[0]
     assert f"prefill + {SCORE_TOKENS} x measured decode step" in row["notes"]  # timed: prefill and the score line
     assert 0 < row["latency_p50_ms"] <= row["latency_p95_ms"]
@@ -274,7 +274,7 @@ def test_bench_costs_judgelm_7b_without_timing_it():
     row, accuracy = bench.measure(
         bench.Subject("judgelm-7b.score10", "score10", "judgelm-7b"), toy_records(5), tokenizer=bench.proxy_tokenizer()
     )
-    assert accuracy is None and row["params"] == pytest.approx(6.74e9, rel=0.01)
+    assert accuracy == [] and row["params"] == pytest.approx(6.74e9, rel=0.01)
     assert "not timed" in row["notes"] and "latency_p50_ms" not in row
     config = bench_flops.ARCHITECTURES["judgelm-7b"].make_config()
     assert row["flops"] == bench_flops.judgment_flops(config, "causal", row["tokens"], "score10")[0]

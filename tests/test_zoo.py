@@ -270,7 +270,7 @@ def test_publish_measures_copies_and_registers(exported, tmp_path, monkeypatch):
             )
         )
     )
-    monkeypatch.setattr(bench, "EVAL_FILE", small)
+    monkeypatch.setattr(bench, "EVAL_FILES", (small,))
     results = tmp_path / "results"
     new = publish(
         exported, "minilm-l6.tiny-v1", "Apache-2.0", str(tmp_path / "store"), registry, n=20, results_dir=results
@@ -326,8 +326,8 @@ def test_readme_is_generated_from_the_csvs(tmp_path):
                 "acc_multiple_choice": 0.5,
                 "acc_context_extraction": 0.625,
                 "acc_open_math": 0.875,
-                "n": 2615,
-                "eval_set": "real-test-v1",
+                "n": 496,
+                "eval_set": "real-test-v3",
                 "eval_sha256": "f52bf775ace6",
                 **env,
             },
@@ -346,10 +346,10 @@ def test_readme_is_generated_from_the_csvs(tmp_path):
     assert "`eurobert-210m.bertjudge`" in text  # the registry's entries
     assert "### cost-cpu-fp32-torch9.9" in text
     regex_line = next(line for line in text.splitlines() if line.startswith("| `regex.v1`"))
-    assert "| 0.710 | 0.75 | 0.5 | 0.625 | 0.875 | * |" in regex_line
-    assert "| accuracy (real-test-v1) | open QA | MC | extraction | math | front |" in text
+    assert "| 0.710 | 0.75 | 0.5 | 0.625 | 0.875 |  | * |" in regex_line
+    assert "| accuracy (real-test-v3) | open QA | MC | extraction | math | accuracy (real-test-v2) | front |" in text
     quickstart_line = next(line for line in text.splitlines() if line.startswith("| `minilm-l6.old-run`"))
-    assert "not measured on real-test-v1 yet" in quickstart_line and "0.95" not in quickstart_line
+    assert "not measured on real-test-v3 yet" in quickstart_line and "0.95" not in quickstart_line
     assert not quickstart_line.rstrip().endswith("| * |")  # a synthetic-set accuracy makes no front
     qwen_line = next(line for line in text.splitlines() if line.startswith("| `qwen3-14b.direct`"))
     assert "| 4800 |" in qwen_line and "not timed" in qwen_line and "n/a" in qwen_line

@@ -104,7 +104,7 @@ def small_eval_set(tmp_path, monkeypatch):
     """Two labelled rows stand in for the real test set publish measures accuracy on."""
     path = tmp_path / "real-test-v1.jsonl"
     path.write_text("".join(json.dumps({**row, "id": f"r{i}"}) + "\n" for i, row in enumerate(ROWS)))
-    monkeypatch.setattr(bench, "EVAL_FILE", path)
+    monkeypatch.setattr(bench, "EVAL_FILES", (path,))
     monkeypatch.setenv("BERTJUDGE_CACHE", str(tmp_path / "cache"))
 
 

@@ -35,7 +35,10 @@ def parser() -> argparse.ArgumentParser:
     run_p.add_argument("--seed", type=int, default=0, help="seed of the embedded test records (default 0)")
     run_p.add_argument(
         "--data",
-        help="labelled records the accuracy is measured on, every row (default data/real/real-test-v1.jsonl.gz)",
+        action="append",
+        help="labelled records the accuracy is measured on, every row; repeatable, one accuracy row per judge and "
+        f"file (default {' and '.join(str(p) for p in bench.EVAL_FILES)}; the table shows "
+        f"{bench_results.HEADLINE_SET})",
     )
     run_p.add_argument("--eval", dest="old_eval", help=argparse.SUPPRESS)  # renamed --data: parsed to say so
     run_p.add_argument(
@@ -44,7 +47,12 @@ def parser() -> argparse.ArgumentParser:
         default=bench_flops.REASONING_TOKENS,
         help=f"tokens a reasoning judge generates before its verdict (default {bench_flops.REASONING_TOKENS})",
     )
-    run_p.add_argument("--max-timed-params", type=float, default=3e9, help="time only models smaller than this")
+    run_p.add_argument(
+        "--max-timed-params",
+        type=float,
+        default=bench_timing.MAX_TIMED_PARAMS,
+        help="time only models smaller than this",
+    )
     run_p.add_argument("--no-timing", action="store_true", help="count FLOPs (and accuracy) only, do not time")
     run_p.add_argument(
         "--min-run-time",
@@ -156,10 +164,9 @@ def _check_run_args(args: argparse.Namespace) -> None:
         raise CommandError("--max-load must be at least 0", usage=True)
     if args.old_eval:
         raise CommandError(f"--eval is now --data: use --data {args.old_eval}", usage=True)
-    if args.data and not Path(args.data).is_file():
-        raise CommandError(
-            f"--data {args.data}: {'is a folder' if Path(args.data).is_dir() else 'no such file'}", usage=True
-        )
+    for data in args.data or ():
+        if not Path(data).is_file():
+            raise CommandError(f"--data {data}: {'is a folder' if Path(data).is_dir() else 'no such file'}", usage=True)
     for folder in args.judge:
         if not (Path(folder) / "judge.json").is_file():
             raise CommandError(f"{folder}: not an exported judge folder (no judge.json)", usage=True)
@@ -175,10 +182,10 @@ def _measure(args: argparse.Namespace) -> int:
     plot = None if args.no_render else args.plot or (bench_results.PARETO_PNG if published else None)
     for path, flag in ((readme, "--readme"), (plot, "--plot")):
         if path is not None:
-            check_output(path, [args.data] if args.data else [], flag=flag)
+            check_output(path, args.data or [], flag=flag)
     try:
-        eval_set = bench.load_eval_set(args.data)  # read and checked before anything is measured
-    except RecordError as err:
+        eval_sets = bench.load_eval_sets(args.data)  # read and checked before anything is measured
+    except (RecordError, bench.BenchError) as err:
         raise CommandError(str(err), usage=True) from err
     import torch
 
@@ -189,8 +196,9 @@ def _measure(args: argparse.Namespace) -> int:
     if not subjects:
         raise CommandError(f"no subject matches {args.only}", usage=True)
     records = bench.eval_records(args.n, args.seed)
-    if eval_set is None:
-        print(f"bench: {bench.EVAL_FILE} not found; no accuracy is measured", file=sys.stderr)
+    missing = [str(path) for path in bench.EVAL_FILES if not Path(path).is_file()] if not args.data else []
+    if missing:
+        print(f"bench: {', '.join(missing)} not found; no accuracy is measured on it", file=sys.stderr)
     tokenizer = bench.proxy_tokenizer()
     refused, failed = [], []
     for device in devices:
@@ -203,7 +211,8 @@ def _measure(args: argparse.Namespace) -> int:
             """Every round's rows are written as it ends, so an interrupted run keeps the rounds it finished;
             accuracy once (round 1: it does not depend on the machine's load), busy rows only when allowed."""
             if number == 1:
-                bench_results.write_results([accuracy for _, accuracy in results if accuracy], "accuracy", args.results)
+                rows = [row for _, accuracies in results for row in accuracies]
+                bench_results.write_results(rows, "accuracy", args.results)
             costs = [cost for cost, _ in results if cost is not None and (not cost.get("busy") or args.allow_busy)]
             bench_results.write_results(costs, "cost", args.results)
 
@@ -217,7 +226,7 @@ def _measure(args: argparse.Namespace) -> int:
             subjects,
             records,
             args.rounds,
-            eval_set,
+            eval_sets,
             progress,
             write_round,
             on_error,

@@ -20,12 +20,18 @@
   less this process's own time), per core, is its ``other_load``; above ``max_load`` the row is
   ``busy``: ``bench run`` refuses to write it (``--allow-busy`` writes it marked) and the table and
   plot leave it out. The 1-minute load averages before and after are recorded too.
-- Accuracy of the judges that run here: verdicts at the judge's threshold against the labels of the
-  frozen real-output test set ``data/real/real-test-v1.jsonl.gz`` (every row), overall and per
-  category; the row names the set and the first 12 hex digits of its sha256. Rows measured on another
-  set (the embedded test split, before) stay in the files but are left out of the table and the plot.
+- Accuracy of the judges that run here: verdicts at the judge's threshold against the labels of each
+  frozen real-output test set given (default ``EVAL_FILES``: ``data/real/real-test-v2.jsonl.gz`` and
+  ``real-test-v3.jsonl.gz``, every row), overall and per category; one row per judge and set, naming the
+  set and the first 12 hex digits of its sha256. The table and the plot show ``bench_results.HEADLINE_SET``
+  (real-test-v3); rows of other sets stay in the files.
+- Judges given as a spec (``Subject.spec``: ``contains``, ``hybrid:``, ``cascade:``, ``by-category:`` over the
+  quickstart judge) are measured whole: ``score_records`` timed on the rows of the headline set (throughput)
+  and on 100 of them judged one at a time (latency); their FLOPs per judgment are the learned part's FLOPs ×
+  the share of the headline set's rows routed to it (``details``), said in the row's notes.
 - Results go to ``benchmarks/results/<kind>-<device>-<dtype>-torch<version>.csv`` (kind ``cost`` or
-  ``accuracy``), one row per judge keyed by its zoo name, written atomically.
+  ``accuracy``), a cost row per judge keyed by its zoo name, an accuracy row per judge and set, written
+  atomically.
 
 The parts: ``bench_flops`` (the architectures and their FLOPs), ``bench_timing`` (latency, throughput, peak memory,
 the machine's load and speed) and ``bench_results`` (the results files, the Pareto table and plot); this module says
@@ -38,6 +44,7 @@ import dataclasses
 import datetime
 import hashlib
 import json
+import math
 import platform
 import statistics
 from pathlib import Path
@@ -53,9 +60,10 @@ from bertjudge.evaluation.bench_flops import (
     build_model,
     judgment_flops,
 )
-from bertjudge.evaluation.bench_results import CATEGORIES, ROOT
+from bertjudge.evaluation.bench_results import CATEGORIES, HEADLINE_SET, ROOT
 from bertjudge.evaluation.bench_timing import (
     MAX_LOAD,
+    MAX_TIMED_PARAMS,
     MIN_RUN_TIME,
     MachineLoad,
     PeakMemory,
@@ -67,7 +75,7 @@ from bertjudge.evaluation.bench_timing import (
     time_model,
 )
 from bertjudge.judges import backbones
-from bertjudge.judges.loading import Judge
+from bertjudge.judges.loading import Judge, set_precision
 from bertjudge.judges.prompt import SCORE_MODE, SCORE_TOKENS, prompt_text
 from bertjudge.judges.regex import RegexJudge
 from bertjudge.zoo import registry as zoo
@@ -75,7 +83,17 @@ from bertjudge.zoo import registry as zoo
 PROXY_TOKENIZER = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_TOKENS = 256  # when no evaluation set is available
 ROUNDS = 5  # a subject is timed once per round, the rounds taken in turns over every subject; its row keeps the medians
-EVAL_FILE = ROOT / "data" / "real" / "real-test-v1.jsonl.gz"  # accuracy is measured on this set, whole
+# accuracy is measured on each of these sets, whole (real-test-v3, the newest, is the headline: HEADLINE_SET)
+EVAL_FILES = (ROOT / "data" / "real" / "real-test-v2.jsonl.gz", ROOT / "data" / "real" / "real-test-v3.jsonl.gz")
+QUICKSTART = "runs/quickstart/judge"  # the folder `make quickstart` exports; the spec subjects route to it
+# judges given as a spec (Judge.load), as docs/usage.md spells them: (name, kind, spec); {q} is QUICKSTART
+SPEC_SUBJECTS = (
+    ("contains.v1", "rule", "contains"),
+    ("hybrid.quickstart", "routing", "hybrid:{q}"),
+    ("cascade.quickstart", "routing", "cascade:{q}"),
+    ("by-category.quickstart", "routing", "by-category:{q}?multiple_choice=regex&open_math=regex"),
+)
+TIMED_ROWS = 100  # a whole judge's latency: this many rows of the headline set, judged one at a time
 
 # generative baselines costed without a trained judge: (architecture, mode)
 GENERATIVE_BASELINES = [
@@ -98,19 +116,22 @@ ENCODER_BASELINES = ["minilm-l6", "mpnet-base", "modernbert-base"]
 # --- subjects: what is benchmarked ------------------------------------------------------------------
 @dataclasses.dataclass
 class Subject:
-    """One row: a judge (zoo entry, exported folder, regex) or an architecture baseline."""
+    """One row: a judge (zoo entry, exported folder, regex, a ``Judge.load`` spec) or an architecture baseline.
+    A spec subject's ``folder`` is its learned part (None: rules only), whose FLOPs it counts."""
 
     name: str
-    kind: str  # encoder | direct | reasoning | score10 | regex
+    kind: str  # encoder | direct | reasoning | score10 | regex | rule | routing
     architecture: str | None = None
     format: JudgeFormat | None = None
     folder: Path | None = None
     num_labels: int = 1
+    spec: str | None = None
 
 
 def default_subjects(registry=None, folders=()) -> list[Subject]:
-    """The regex judge, every registry entry with a known architecture, exported judge folders
-    (``runs/quickstart/judge`` when it exists) and the encoder and generative baselines."""
+    """The regex judge, the spec judges (``SPEC_SUBJECTS``; those over the quickstart judge when its folder
+    exists), every registry entry with a known architecture, exported judge folders (``runs/quickstart/judge``
+    when it exists) and the encoder and generative baselines."""
     subjects, built = [Subject("regex.v1", "regex")], set()
     for name, entry in zoo.load_registry(registry).items():
         if entry.build:  # the project's own judges: measured from their exported folder once built
@@ -120,11 +141,12 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
                 built.add(Path(folder).resolve())
         elif entry.architecture in ARCHITECTURES:
             subjects.append(Subject(name, "encoder", entry.architecture, entry.format, num_labels=entry.num_labels))
-    quickstart = (ROOT / "runs" / "quickstart" / "judge").resolve()
+    quickstart = (ROOT / QUICKSTART).resolve()
     default = [quickstart] if (quickstart / "judge.json").is_file() and quickstart not in built else []
     for folder in list(folders) or default:
         if Path(folder).resolve() not in built:  # a registry entry's folder is measured once, under its name
             subjects.append(folder_subject(Path(folder)))
+    subjects[1:1] = spec_subjects()
     subjects += [
         Subject(f"{key}.arch", "encoder", key, JudgeFormat(order="QCR", max_length=512)) for key in ENCODER_BASELINES
     ]
@@ -148,6 +170,19 @@ def folder_subject(folder: Path, name: str | None = None, architecture: str | No
     )
 
 
+def spec_subjects() -> list[Subject]:
+    """The ``SPEC_SUBJECTS`` that can be built here: those over the quickstart judge only when its folder exists."""
+    quickstart = ROOT / QUICKSTART
+    learned = folder_subject(quickstart) if (quickstart / "judge.json").is_file() else None
+    subjects = []
+    for name, kind, spec in SPEC_SUBJECTS:
+        if "{q}" not in spec:
+            subjects.append(Subject(name, kind, spec=spec))
+        elif learned is not None:
+            subjects.append(dataclasses.replace(learned, name=name, kind=kind, spec=spec.format(q=QUICKSTART)))
+    return subjects
+
+
 @dataclasses.dataclass
 class EvalSet:
     """The labelled records accuracy is measured on: the set's name (its file name without the suffix),
@@ -158,13 +193,22 @@ class EvalSet:
     records: list[dict]
 
 
-def load_eval_set(path=None) -> EvalSet | None:
-    """The records of ``path`` (default ``data/real/real-test-v1.jsonl.gz``), or None when it is absent."""
-    path = Path(path or EVAL_FILE)
+def load_eval_set(path) -> EvalSet | None:
+    """The records of ``path``, or None when it is absent."""
+    path = Path(path)
     if not path.is_file():
         return None
     name = next((path.name[: -len(s)] for s in RECORD_SUFFIXES if path.name.endswith(s)), path.name)
     return EvalSet(name, hashlib.sha256(path.read_bytes()).hexdigest(), read_records(path))
+
+
+def load_eval_sets(paths=None) -> list[EvalSet]:
+    """The sets of ``paths`` (default ``EVAL_FILES``) that exist; two sets of one name are refused."""
+    sets = [s for s in map(load_eval_set, paths or EVAL_FILES) if s is not None]
+    names = [s.name for s in sets]
+    if len(set(names)) < len(names):
+        raise BenchError(f"two evaluation sets are named alike ({', '.join(names)}): their rows would be one")
+    return sets
 
 
 def eval_records(n: int, seed: int) -> list[dict]:
@@ -230,12 +274,13 @@ def environment(device: str, dtype: str) -> dict:
     }
 
 
-def _accuracy(judge, eval_set: EvalSet, env: dict, name: str) -> dict:
-    """Accuracy over the whole set and per category (None for a category without rows)."""
+def _accuracy(judge, eval_set: EvalSet, env: dict, name: str, scores=None) -> dict:
+    """Accuracy over the whole set and per category (None for a category without rows), from ``scores`` when
+    given (the judge's scores of the set's records; NaN, no verdict, counts as a wrong verdict)."""
     import numpy as np
 
     records = eval_set.records
-    scores = np.asarray(judge.score_records(records))
+    scores = np.asarray(judge.score_records(records) if scores is None else scores, dtype=float)
     labels = np.array([r["label"] for r in records])
     correct = (scores >= judge.threshold) == labels
     categories = np.array([r["category"] for r in records])
@@ -265,24 +310,29 @@ def measure(
     device: str = "cpu",
     dtype: str = "fp32",
     timing: bool = True,
-    max_timed_params: float = 3e9,
+    max_timed_params: float = MAX_TIMED_PARAMS,
     k: int = REASONING_TOKENS,
     tokenizer=None,
-    eval_set: EvalSet | None = None,
+    eval_sets: list[EvalSet] = (),
     min_run_time: float = MIN_RUN_TIME,
     max_load: float = MAX_LOAD,
-) -> tuple[dict, dict | None]:
-    """(cost row, accuracy row or None) of one subject: ``records`` give the token length (and the
-    regex judge's timing), ``eval_set`` the accuracy of a judge that runs here (timed or not). A timed
-    row carries the machine's load while it was timed and ``busy`` when others took more than
-    ``max_load`` per core; whether a busy row is written is the caller's choice."""
+    with_accuracy: bool = True,
+) -> tuple[dict, list[dict]]:
+    """(cost row, accuracy rows) of one subject: ``records`` give the token length (and the regex judge's
+    timing), each of ``eval_sets`` an accuracy row of a judge that runs here (timed or not; none without
+    ``with_accuracy``; a spec subject is timed on the headline set's rows). A timed row carries the machine's
+    load while it was timed and ``busy`` when others took more than ``max_load`` per core; whether a busy row is
+    written is the caller's choice."""
     import torch
 
     env = environment(device, dtype)
     torch_dtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
     row = {"name": subject.name, "judge_kind": subject.kind, "architecture": subject.architecture or "", **env}
     if subject.kind == "regex":
-        return _measure_regex(row, records, timing, min_run_time, max_load), _regex_accuracy(eval_set, env, subject)
+        sets = eval_sets if with_accuracy else ()
+        return _measure_regex(row, records, timing, min_run_time, max_load), _accuracies(RegexJudge(), sets, env, row)
+    if subject.spec is not None:
+        return _measure_spec(subject, row, records, list(eval_sets), with_accuracy, timing, min_run_time, max_load)
 
     judge = None
     if subject.folder is not None:
@@ -320,7 +370,7 @@ def measure(
                 f"not timed: {row['params'] / 1e9:.1f}B parameters (limit {max_timed_params / 1e9:.0f}B here); "
                 "FLOPs only",
             )
-        return row, None
+        return row, []
     if timing:
         timing_key = (subject.architecture, subject.kind, row["tokens"], subject.num_labels, device, dtype, k)
         if judge is not None or timing_key not in _TIMINGS:  # architectures are timed once per length in a process
@@ -333,11 +383,22 @@ def measure(
         row.update({key: value for key, value in timed.items() if key not in ("notes", "other_load_raw")})
         row["busy"] = "yes" if is_busy(timed["other_load_raw"], max_load) else ""
         row["notes"] = _join(row.get("notes"), timed["notes"])
-    accuracy = None
-    if judge is not None and eval_set:
+    accuracy = []
+    if judge is not None and eval_sets and with_accuracy:
         judge.to(device=device, dtype=torch_dtype)
-        accuracy = _accuracy(judge, eval_set, env, subject.name)
+        accuracy = _accuracies(_pinned(judge, dtype), eval_sets, env, row)
     return row, accuracy
+
+
+def _accuracies(judge, eval_sets, env: dict, row: dict) -> list[dict]:
+    return [_accuracy(judge, eval_set, env, row["name"]) for eval_set in eval_sets]
+
+
+def _pinned(judge, dtype: str):
+    """``judge`` scoring in fp32 when the row says fp32 (its trained parts' mode may default to another, ``auto``)."""
+    if dtype == "fp32":
+        set_precision(judge, "fp32")
+    return judge
 
 
 _TIMINGS: dict[tuple, dict] = {}
@@ -352,31 +413,32 @@ def measure_rounds(
     subjects: list[Subject],
     records: list[dict] | None,
     rounds: int = ROUNDS,
-    eval_set: EvalSet | None = None,
+    eval_sets: list[EvalSet] = (),
     progress=None,
     on_round=None,
     on_error=None,
     **kwargs,
-) -> list[tuple[dict | None, dict | None]]:
-    """(cost row, accuracy row or None) of every subject, timed ``rounds`` times in turns: round 1 measures every
-    subject as ``measure`` does (accuracy included), each later round times every timed subject again afresh, and
-    each cost row keeps the rounds' medians (``merge_rounds``). On a shared virtual machine a subject's speed moves
-    by a quarter from one stretch of seconds to the next; the rounds spread its timings over the whole run, so that
-    two runs see alike what one contiguous timing would catch by chance. ``kwargs`` go to ``measure``.
+) -> list[tuple[dict | None, list[dict]]]:
+    """(cost row, accuracy rows: one per set of ``eval_sets``) of every subject, timed ``rounds`` times in turns:
+    round 1 measures every subject as ``measure`` does (accuracy included), each later round times every timed
+    subject again afresh, and each cost row keeps the rounds' medians (``merge_rounds``). On a shared virtual
+    machine a subject's speed moves by a quarter from one stretch of seconds to the next; the rounds spread its
+    timings over the whole run, so that two runs see alike what one contiguous timing would catch by chance.
+    ``kwargs`` go to ``measure``.
 
     ``progress(round, subject)`` is called before each measurement, ``on_round(round, results)`` after each round
     with the results so far (a caller writes them: an interrupted run keeps the rounds it finished). Without
     ``on_error`` a subject's error is raised; with it, ``on_error(subject, error)`` is called, that subject is left
-    out of later rounds and keeps the rounds it finished ((None, None) when none), and the others go on."""
+    out of later rounds and keeps the rounds it finished ((None, []) when none), and the others go on."""
     if rounds < 1:
         raise ValueError(f"rounds must be at least 1, got {rounds}")
     per_round: dict[str, list[dict]] = {s.name: [] for s in subjects}
-    accuracy: dict[str, dict | None] = {}
+    accuracy: dict[str, list[dict]] = {}
     max_load = kwargs.get("max_load", MAX_LOAD)
 
-    def results() -> list[tuple[dict | None, dict | None]]:
+    def results() -> list[tuple[dict | None, list[dict]]]:
         return [
-            (merge_rounds(per_round[s.name], max_load), accuracy.get(s.name)) if per_round[s.name] else (None, None)
+            (merge_rounds(per_round[s.name], max_load), accuracy.get(s.name, [])) if per_round[s.name] else (None, [])
             for s in subjects
         ]
 
@@ -387,7 +449,7 @@ def measure_rounds(
             if progress is not None:
                 progress(number, subject)
             try:
-                cost, acc = measure(subject, records, eval_set=eval_set if number == 1 else None, **kwargs)
+                cost, acc = measure(subject, records, eval_sets=eval_sets, with_accuracy=number == 1, **kwargs)
             except Exception as error:
                 if on_error is None:
                     raise
@@ -497,8 +559,116 @@ def _measure_regex(row: dict, records, timing: bool, min_run_time: float, max_lo
     return row
 
 
-def _regex_accuracy(eval_set: EvalSet | None, env: dict, subject: Subject) -> dict | None:
-    return _accuracy(RegexJudge(), eval_set, env, subject.name) if eval_set else None
+# --- judges given as a spec: measured whole ----------------------------------------------------------------
+_SHARES: dict[tuple[str, str], float] = {}  # (spec, sha256 of the rows) -> share of rows a learned part scored
+
+
+def _timing_rows(eval_sets: list[EvalSet], records) -> tuple[str, str, list[dict]]:
+    """(name, sha256, rows) a whole judge is timed on and its routing share counted on: the headline set's rows,
+    else the last evaluation set's, else ``records`` (the embedded test split)."""
+    chosen = next((s for s in eval_sets if s.name == HEADLINE_SET), eval_sets[-1] if eval_sets else None)
+    if chosen is not None:
+        return chosen.name, chosen.sha256, chosen.records
+    digest = hashlib.sha256(json.dumps(records or [], sort_keys=True, default=str).encode()).hexdigest()
+    return f"embedded:test n={len(records or [])}", digest, list(records or [])
+
+
+def learned_share(judge, details: list[dict]) -> float:
+    """The share of rows a learned part (a judge with trained ``weights``) scored, from ``judge.details`` rows: a
+    routing judge's row names the parts that scored it (a by-category judge's ``route``; a cascade's ``scores``, one
+    per stage that scored it); a judge that does not route scores every row itself."""
+    if not details:
+        return 0.0
+    if "routing" not in judge.features:
+        return 1.0 if "weights" in judge.features else 0.0
+    learned = {name for name, part in judge._named() if any("weights" in p.features for p in part.parts())}
+    routed = [[row["route"]] if "route" in row else list(row.get("scores") or {}) for row in details]
+    return sum(1 for names in routed if learned & set(names)) / len(details)
+
+
+def _scores(details: list[dict]):
+    import numpy as np
+
+    return np.array([math.nan if row["score"] is None else row["score"] for row in details], dtype=float)
+
+
+def _time_whole(judge, rows: list[dict], min_run_time: float, max_load: float) -> dict:
+    """A whole judge's timing cells: latency per row over ``TIMED_ROWS`` of ``rows`` (evenly spread), each judged
+    alone by ``score_records``; throughput of ``score_records`` over all of ``rows`` (3 runs at least); the machine's
+    load while timed and its GEMM speed around it."""
+    sample = rows[:: max(1, len(rows) // TIMED_ROWS)][:TIMED_ROWS]
+
+    def judge_each():
+        for record in sample:
+            judge.score_records([record])
+
+    before = machine_gflops()
+    with MachineLoad(max_load) as load:
+        each = measure_calls(judge_each, min_run_time)
+        whole = measure_calls(lambda: judge.score_records(rows), min_run_time / 2, min_runs=3)
+    cells = {**latency_cells(each, per_call=len(sample)), **load.fields(), "best_batch_size": ""}
+    cells.update(throughput_per_s=len(rows) / whole.median, machine_gflops=round(min(before, machine_gflops()), 1))
+    return cells
+
+
+def _measure_spec(subject, row, records, eval_sets, with_accuracy, timing, min_run_time, max_load) -> tuple:
+    """(cost row, accuracy rows) of a judge given as a spec (``Judge.load(subject.spec)``), measured whole: timed on
+    the headline set's rows (``_timing_rows``, ``_time_whole``), its accuracy on each set, and the share of each
+    set's rows routed to its learned part (``learned_share``, from the same ``details`` call; ``_spec_cost``)."""
+    env = {key: row[key] for key in ("device", "dtype", "torch", "measured_at")}
+    with PeakMemory(row["device"]) as peak:  # loaded and timed inside: its weights count as a folder's do
+        judge = _pinned(Judge.load(subject.spec, device=row["device"]), row["dtype"])
+        learned = [part for part in judge.parts() if "weights" in part.features]
+        where, digest, rows = _timing_rows(eval_sets, records)
+        timed = _time_whole(judge, rows, min_run_time, max_load) if timing and rows else {}
+    row.update(config_source=subject.spec, weights="trained (exported judge)" if learned else "none", **timed)
+    if timed and learned:
+        row["peak_mem_mb"], row["notes"] = peak_memory_cell(peak.mb, learned[0].model)
+    accuracies = []
+    for eval_set in eval_sets:  # one details call a set gives its accuracy (round 1) and its routing share
+        key = (subject.spec, eval_set.sha256)
+        if with_accuracy or key not in _SHARES:
+            details = judge.details(eval_set.records)
+            _SHARES[key] = learned_share(judge, details)
+            if with_accuracy:
+                accuracies.append(_accuracy(judge, eval_set, env, subject.name, _scores(details)))
+    if (subject.spec, digest) not in _SHARES:  # timed on rows of no evaluation set
+        _SHARES[(subject.spec, digest)] = learned_share(judge, judge.details(rows))
+    shares = {s.name: _SHARES[(subject.spec, s.sha256)] for s in eval_sets if s.name != where}
+    _spec_cost(row, subject, learned, records, (where, len(rows), _SHARES[(subject.spec, digest)]), shares)
+    return row, accuracies
+
+
+def _spec_cost(row: dict, subject: Subject, learned: list, records, routed: tuple, shares: dict) -> None:
+    """A spec subject's FLOPs per judgment: its learned part's FLOPs (at the embedded test split's median length, as
+    the part's own folder row counts them) × the share of the timing rows routed to it (``routed``: where, how many
+    rows, the share); the notes say the shares (``shares``: on the other sets) and how it was timed."""
+    where, n, share = routed
+    timing = (
+        f"timed whole (score_records): latency = a run over {min(n, TIMED_ROWS)} rows of {where} judged one at a "
+        f"time, per row; throughput = its {n} rows in one call"
+        if row.get("latency_p50_ms") not in (None, "")
+        else ""
+    )
+    if not learned:
+        row.update(flops=0, notes=_join("rules only, no neural network: 0 FLOPs", timing, row.get("notes")))
+        return
+    part = learned[0]
+    if records:
+        row["tokens"] = median_tokens(records, part.tokenizer, subject)
+        row["length_source"] = f"median of embedded:test n={len(records)}, as its learned part reads them"
+    else:
+        row["tokens"], row["length_source"] = DEFAULT_TOKENS, "default (no evaluation set)"
+    flops, row["params"] = judgment_flops(part.model.config, "encoder", row["tokens"], num_labels=subject.num_labels)
+    row["flops"] = round(flops * share)
+    also = "; ".join(f"{name} {value:.1%}" for name, value in shares.items())
+    row["notes"] = _join(
+        f"learned part {part.name} ({flops / 1e9:.4g} GFLOPs a row) scored {share:.1%} of the {n} rows of {where}"
+        + (f" ({also})" if also else "")
+        + ": FLOPs = its FLOPs x that share",
+        timing,
+        row.get("notes"),
+    )
 
 
 def measure_judge_folder(
@@ -510,18 +680,19 @@ def measure_judge_folder(
     timing: bool = True,
     device: str = "cpu",
     dtype: str = "fp32",
-    eval_path=None,
+    eval_paths=None,
     min_run_time: float = MIN_RUN_TIME,
     max_load: float = MAX_LOAD,
     rounds: int = ROUNDS,
-) -> tuple[dict, dict | None]:
+) -> tuple[dict, list[dict]]:
     """Cost (token length from ``n`` embedded test records; timed in ``rounds`` as ``bench run`` times) and
-    accuracy (on ``eval_path``, default real-test-v1, every row) of an exported judge folder."""
+    accuracy rows (on each of ``eval_paths`` that exists, default ``EVAL_FILES``, every row) of an exported
+    judge folder."""
     [(cost, accuracy)] = measure_rounds(
         [folder_subject(Path(folder), name, architecture)],
         eval_records(n, seed),
         rounds,
-        load_eval_set(eval_path),
+        load_eval_sets(eval_paths),
         device=device,
         dtype=dtype,
         timing=timing,

@@ -19,6 +19,7 @@ PROBE_N = 1024  # the machine's speed around a timing: an n x n fp32 matmul for 
 PROBE_SECONDS = 0.2
 MIN_RUNS = 5  # timed runs at batch 1 at least, however long a call takes (3 per larger batch size)
 MAX_LOAD = 0.25  # CPU time other processes may take on this process's CPUs while timing, per core
+MAX_TIMED_PARAMS = 3e9  # models this large or larger are costed in FLOPs only on this 2-core CPU (--max-timed-params)
 
 
 # --- timing and memory ------------------------------------------------------------------------------

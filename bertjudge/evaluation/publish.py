@@ -28,7 +28,7 @@ from bertjudge.zoo.uri import URIError, parse_target
 
 
 # --- publish --------------------------------------------------------------------------------------
-def card_section(name: str, cost: dict, accuracy: dict | None) -> str:
+def card_section(name: str, cost: dict, accuracies: list[dict]) -> str:
     """The measured section of a published judge's model card."""
     lines = [
         "",
@@ -59,10 +59,10 @@ def card_section(name: str, cost: dict, accuracy: dict | None) -> str:
             lines.append(f"| {key} | {cost[key]} |")
     if cost.get("busy"):
         lines.append("| busy | yes: timed while other processes loaded the machine; left out of the zoo table |")
-    if accuracy:
+    for accuracy in accuracies:
         lines.append(f"| accuracy ({accuracy['eval_set']}, n={accuracy['n']}) | {float(accuracy['accuracy']):.4f} |")
-    else:
-        lines.append("| accuracy | not measured (the embedded corpus is not available) |")
+    if not accuracies:
+        lines.append("| accuracy | not measured (the real-output test sets are not on this machine) |")
     return "\n".join(lines) + "\n"
 
 
@@ -112,7 +112,7 @@ def publish(
         },
         "publish",
     )
-    cost, accuracy = bench.measure_judge_folder(
+    cost, accuracies = bench.measure_judge_folder(
         src,
         name,
         n=n,
@@ -123,14 +123,13 @@ def publish(
         max_load=max_load,
     )
     bench_results.write_results([cost], "cost", results_dir)
-    if accuracy:
-        bench_results.write_results([accuracy], "accuracy", results_dir)
+    bench_results.write_results(accuracies, "accuracy", results_dir)
 
     with tempfile.TemporaryDirectory() as staging:
         stage = Path(staging) / name
         zoo.copy_tree(src, stage, str(src))
         card = stage / "README.md"
-        card.write_text((card.read_text() if card.is_file() else f"# {name}\n") + card_section(name, cost, accuracy))
+        card.write_text((card.read_text() if card.is_file() else f"# {name}\n") + card_section(name, cost, accuracies))
         files = hash_folder(stage)
         if target.scheme == "hf":
             source, pinned = _upload(stage, target.location, token, name, private), True
@@ -174,6 +173,7 @@ def _upload(folder: Path, repo: str, token: str | None, name: str, private: bool
 def render_readme(registry: str | os.PathLike | None = None, results_dir: str | os.PathLike | None = None) -> str:
     """zoo/README.md: the registry and the measured tables, generated from the CSVs."""
     entries = zoo.load_registry(registry)
+    headline, others = bench_results.HEADLINE_SET, " and ".join(bench_results.SHOWN_SETS[1:])
     lines = [
         "# The bertjudge zoo",
         "",
@@ -202,22 +202,30 @@ def render_readme(registry: str | os.PathLike | None = None, results_dir: str | 
         "",
         (
             "Measured with `python -m bertjudge bench run` (protocol: benchmarks/README.md). Rows without a "
-            "trained judge (tag `arch`, `direct`, `reasoning`) cost the architecture with random weights; token "
-            "lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
-            f"Accuracy is measured on the frozen real-output test set {bench_results.EVAL_SET} "
-            "(`data/real/real-test-v1.jsonl.gz`, every row: its 2,615 rows are 2,075 open QA, 180 multiple "
-            "choice, 180 extraction, 180 math), overall and per category, for the judges that run here. "
-            f"Accuracies measured on another set (the synthetic embedded test split, before) are not shown: "
-            f'such rows say "not measured on {bench_results.EVAL_SET} yet". An accuracy the authors quoted on their '
-            "own test set is shown in parentheses with its source; it is not comparable and is left out of the "
-            f"front and the plot. `*` marks the Pareto front (FLOPs vs {bench_results.EVAL_SET} accuracy). "
-            "Latency is the median of `torch.utils.benchmark` runs at batch 1; a row timed while other processes "
-            "took more of the CPUs than `bench run --max-load` allows is marked busy and left out (named under "
-            "its table)."
+            "trained judge (tag `arch`, `direct`, `reasoning`, `score10`) cost the architecture with random weights; "
+            "token lengths (so FLOPs) are the median of the synthetic embedded test split (n=2000). "
+            f"Accuracy, for the judges that run here, is shown on {headline} (`data/real/{headline}.jsonl.gz`, every "
+            "row: 496 real outputs, 220 math, 116 multiple choice, 80 extraction, 80 open QA), overall and per "
+            f"category, and overall on {others} (660 rows: 360 multiple choice, 180 extraction, 120 math) for "
+            f"comparison. Why {headline}: it is the newest frozen test set, on which nothing was chosen; "
+            "real-test-v1 and real-test-v2 are development sets now, their figures read while later choices were "
+            "made (data/real/README.md, docs/real-outputs.md): v1's rows stay in the CSVs and are not shown. "
+            "`contains.v1` and the routing judges over the quickstart judge (`hybrid.`, `cascade.`, "
+            "`by-category.quickstart`) are measured whole (`score_records` on the rows of "
+            f"{headline}); their FLOPs per judgment are the learned part's × the share of those rows routed to it "
+            "(the CSV's notes say the share). A judge without an accuracy says why (weights not available offline, "
+            "too large for this CPU, not built yet, not measured yet). An accuracy the authors quoted on their own "
+            "test set is shown in parentheses with its source; it is not comparable and is left out of the front "
+            f"and the plot. `*` marks the Pareto front (FLOPs vs {headline} accuracy). Latency is the median of "
+            f"`torch.utils.benchmark` runs at batch 1. {bench_results.NORM_COST} is that latency × the machine's "
+            "fp32 GEMM speed measured around the timing: the GFLOPs the machine's matmuls would have done in that "
+            "time (GFLOP-equivalents), so that rows timed on machines (or in spells) of different speed compare. A "
+            "row timed while other processes took more of the CPUs than `bench run --max-load` allows is marked "
+            "busy and left out (named under its table)."
         ),
         "",
     ]
-    tables, busy = bench_results.result_tables(results_dir), bench_results.busy_rows(results_dir)
+    tables, busy = bench_results.result_tables(results_dir, registry=registry), bench_results.busy_rows(results_dir)
     if not tables:
         lines.append("No results yet: run `python -m bertjudge bench run`.")
     for title, rows in tables.items():
@@ -257,7 +265,7 @@ def regenerate(
     if readme is not None:
         written.append(write_readme(readme, registry, results_dir))
     if plot is not None:
-        tables = bench_results.result_tables(results_dir)
+        tables = bench_results.result_tables(results_dir, registry=registry)
         title = next((t for t in tables if t.startswith(table)), None)
         if title is None:
             raise bench.BenchError(
