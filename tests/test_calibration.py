@@ -169,6 +169,7 @@ def test_the_calibrate_command_writes_a_judge_scored_with_the_fitted_temperature
     assert (fitted["rows"], fitted["data"]) == (48, [source]) and "cross_fitted_ece" in fitted
     records = list(load_source(source))
     judge = Judge.load(str(tmp_path / "b"))
+    judge.set_precision("fp32")  # calibrate fits on fp32 logits, whatever auto would take on this CPU
     z, y = judge.logits_records(records), np.array([r["label"] for r in records])
     assert (judge.temperature, judge.bias) == pytest.approx(fit_platt(z, y), rel=1e-4)
     assert (config["temperature"], config["bias"]) == (judge.temperature, judge.bias)
@@ -225,6 +226,7 @@ def test_calibrate_for_a_cascade_fits_on_the_rows_the_rules_leave_to_the_judge(t
     assert f"the cascade's rules decide {ruled.sum()} of {len(records)} rows" in out
     assert "(the whole cascade)" in out
     judge = Judge.load(str(tmp_path / "b"))
+    judge.set_precision("fp32")  # calibrate fits on fp32 logits, whatever auto would take on this CPU
     z = judge.logits_records([r for r, x in zip(records, ruled) if not x])
     y = np.array([r["label"] for r, x in zip(records, ruled) if not x])
     assert (judge.temperature, judge.bias) == pytest.approx(fit_platt(z, y), rel=1e-4)  # those rows only

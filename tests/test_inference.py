@@ -11,6 +11,7 @@ import torch
 from bertjudge.cli.main import main
 from bertjudge.core.formats import JudgeFormat
 from bertjudge.core.records import normalize, write_records
+from bertjudge.judges import inference
 from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.judges.inference import (
     CPU_TOKEN_BUDGET,
@@ -129,10 +130,15 @@ def test_the_default_token_budget_is_capped_on_a_cpu_and_large_on_a_gpu(judge):
         judge.default_token_budget(0)
 
 
-def test_auto_picks_a_mode_that_agrees_and_the_judge_command_says_which(judge, tmp_path, capsys):
+def test_auto_on_given_rows_keeps_the_mode_and_the_judge_command_says_which(judge, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(inference, "auto_candidates", lambda device: ("bf16", "int8"))  # whatever this CPU has
     checks = judge.set_precision("auto", rows())
-    assert {c.precision for c in checks} == set(available_precisions())  # onnx where its extra is installed
-    assert judge.precision in {c.precision for c in checks if c.ok}
+    assert [c.precision for c in checks][:2] == ["fp32", "bf16"] and set(available_precisions()) >= {
+        c.precision for c in checks
+    }
+    taken = next((c.precision for c in checks[1:] if c.ok), "fp32")
+    assert judge.precision == taken and judge.resolved_precision() == taken  # kept, not auto
+    assert "bertjudge: precision auto -> " in capsys.readouterr().err
     judge.set_precision("fp32")
     judge.export(tmp_path / "j")
     data = write_records(tmp_path / "in.jsonl", rows())
@@ -153,8 +159,8 @@ def test_auto_picks_a_mode_that_agrees_and_the_judge_command_says_which(judge, t
         )
         == 0
     )
-    err = capsys.readouterr().err
-    assert "precision check" in err and "precision: " in err
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("bertjudge: precision auto")]
+    assert len(said) == 1 and re.match(r"bertjudge: precision auto -> (fp32|bf16|int8) for encoder \(", said[0]), said
 
 
 def test_progress_counts_each_record_once_when_it_has_several_sequences(judge, capsys):

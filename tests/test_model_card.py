@@ -129,6 +129,7 @@ def test_card_snippet_reproduces_judge_score(exported, capsys):
     exec(compile(code, "model-card-snippet", "exec"), namespace)  # the card's code, as a user would run it
     assert "P(correct) = " in capsys.readouterr().out
     judge = Judge.load(str(folder))
+    judge.set_precision("fp32")  # the snippet runs transformers in fp32 (auto may take bf16 on this CPU)
     records = [normalize(dict(row)) for row in ROWS]
     details = judge.details(records)
     expected = np.array([d["score"] for d in details])

@@ -168,6 +168,7 @@ def test_predict_writes_a_score_file(tiny_backbone, tmp_path):
         ]
     )
     rows = read_records(out)
+    cli.model.set_precision("fp32")  # predict scored in the trainer's precision (32-true), not the engine's auto
     expected = cli.model.score_records(cli.datamodule.records["predict"])
     assert [r["id"] for r in rows] == [r["id"] for r in cli.datamodule.records["predict"]]
     np.testing.assert_allclose([r["score"] for r in rows], expected, rtol=1e-5)

@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
     judge = Judge.load(args.judge)
     if "calibration" not in judge.features:
         raise CommandError(f"{args.judge} is not a trained judge; only those have a calibration", usage=True)
+    if "precision" in judge.features:  # fitted on fp32 logits: the calibration written does not depend on the CPU
+        judge.set_precision("fp32")
     if args.label_free and args.prior is None and "prior" not in (judge.provenance.get("calibration") or {}):
         raise CommandError(
             "this judge's judge.json records no calibration prior; give --prior (the share of "

@@ -94,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
         judges[key] = Judge.load(spec, trust_remote_code=args.trust_remote_code)
         if spec == args.against and against is None:
             against = key
-        if args.precision != "fp32":
-            apply_precision(list(judges.values())[-1], args.precision, records)
+        apply_precision(judges[key], args.precision)
     print(f"scoring {len(records)} records with {', '.join(judges)}", file=sys.stderr)
     scored = run_judges(
         judges,

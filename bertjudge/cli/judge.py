@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import itertools
 import sys
 
 from bertjudge.cli.common import CommandError, add_trust_flag
-from bertjudge.cli.precision import CHECK_ROWS, add_batch_size_flag, add_precision_flag, apply_precision
-from bertjudge.core.records import iter_located
+from bertjudge.cli.precision import add_batch_size_flag, add_precision_flag, apply_precision
 from bertjudge.evaluation.scoring import check_paths, score_file
 from bertjudge.judges.loading import Judge
 from bertjudge.judges.routing import SPEC_HELP, format_routing
@@ -56,9 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--batch-size must be at least 1, got {args.batch_size}", usage=True)
     check_paths(args.input, args.output)  # before the judge is loaded or anything is written
     judge = Judge.load(args.judge, trust_remote_code=args.trust_remote_code)
-    if args.precision != "fp32":
-        first = itertools.islice(iter_located(args.input), CHECK_ROWS if args.precision == "auto" else 0)
-        apply_precision(judge, args.precision, [rec for _, _, rec in first])
+    apply_precision(judge, args.precision)
     summary = score_file(
         judge,
         args.input,

@@ -17,7 +17,7 @@ from bertjudge.core.calibration import calibrated
 from bertjudge.core.records import RecordError, row_hash
 from bertjudge.core.resumable import PartialFile, changed_keys, shown_keys
 from bertjudge.data.sources import load_source
-from bertjudge.evaluation.scoring import judge_fingerprint
+from bertjudge.evaluation.scoring import judge_fingerprint, precision_change
 from bertjudge.judges.interface import BaseJudge
 
 
@@ -96,10 +96,12 @@ def _resumable_details(
     rows: list[dict] = []
     with PartialFile(scores_file(scores_dir, key), "evaluate", settings, restart, hint) as partial:
         if partial.stored_settings not in (None, settings):
-            changed = changed_keys(partial.stored_settings.get("fingerprint") or {}, settings["fingerprint"])
+            stored = partial.stored_settings.get("fingerprint") or {}
+            changed = changed_keys(stored, settings["fingerprint"])
             raise partial.refuse(
                 str(partial.path),
-                f"the judge {key!r} changed since these rows were scored ({shown_keys(changed)} differ)",
+                f"the judge {key!r} changed since these rows were scored ({shown_keys(changed)} differ)"
+                + precision_change(stored, settings["fingerprint"], changed),
             )
         for where, entry in partial.entries():
             rec = records[len(rows)] if len(rows) < len(records) else None

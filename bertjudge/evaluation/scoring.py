@@ -111,6 +111,19 @@ def judge_fingerprint(judge: BaseJudge) -> dict[str, str]:
     return {str(key): str(value) for key, value in judge.fingerprint().items()}
 
 
+def precision_change(stored: dict[str, str], now: dict[str, str], changed: list[str]) -> str:
+    """For a refusal to resume: the precision the rows were scored in and the judge's now, where that changed
+    (``; scored in fp32, now bf16: --precision fp32 resumes them`` when nothing else did), else ''."""
+    keys = [key for key in changed if key == "precision" or key.endswith("/precision")]
+    pairs = sorted({(str(stored.get(key)), str(now.get(key))) for key in keys})
+    if not pairs:
+        return ""
+    said = ", ".join(f"scored in {before}, now {after}" for before, after in pairs)
+    if len(pairs) == 1 and len(keys) == len(changed) and stored.get(keys[0]) is not None:
+        return f"; {said}: --precision {pairs[0][0]} resumes them"
+    return f"; {said}"
+
+
 # --- resuming ----------------------------------------------------------------------------------------
 def _changed_fields(stored: dict, raw: dict) -> list[str]:
     """The input fields of a stored output row that differ from the input row now."""
@@ -132,7 +145,8 @@ def _check_judge(partial: PartialFile, judge_name: str, fingerprint: dict[str, s
         who = f"judge {before!r}, now {judge_name!r}" if before != judge_name else f"judge {judge_name!r}"
         raise partial.refuse(
             str(partial.path),
-            f"the judge changed since these rows were scored ({who}: {shown_keys(changed)} differ)",
+            f"the judge changed since these rows were scored ({who}: {shown_keys(changed)} differ)"
+            + precision_change(stored.get("fingerprint") or {}, fingerprint, changed),
         )
 
 

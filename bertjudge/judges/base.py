@@ -13,7 +13,10 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import lightning as L
@@ -37,13 +40,15 @@ from bertjudge.core.judge_file import (
 from bertjudge.core.metrics import GroupedBinaryMetrics
 from bertjudge.core.records import CATEGORIES
 from bertjudge.core.version import __version__
-from bertjudge.judges.inference import InferenceEngine, default_token_budget
+from bertjudge.judges.inference import InferenceEngine, auto_line, check_set, default_token_budget, tensor_state
 from bertjudge.judges.inference import choose as choose_precision
 from bertjudge.judges.interface import BaseJudge, class_path, verdict_fields
 from bertjudge.judges.model_card import model_card
 from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
 
 NOT_FINGERPRINTED = (MODEL_CARD,)  # the model card: words about the judge, not the judge
+_CHOOSING = threading.Lock()  # one auto check at a time (a server's threads may score the same new judge at once)
+_CHOSEN: dict[tuple, tuple[str, list]] = {}  # JudgeModule._content_key() -> auto's choice and checks, once a process
 
 
 def check_safetensors(path: Path) -> list[str]:
@@ -151,7 +156,10 @@ class JudgeModule(BaseJudge, L.LightningModule):
 
     judge_kind = "base"
     features = frozenset({"export", "calibration", "precision", "weights"})
-    precision = "fp32"  # the inference engine's mode: fp32, bf16 or int8 (set_precision)
+    # the inference engine's mode (set_precision): fp32, bf16, int8, onnx, or auto: the mode inference.choose takes on
+    # the built-in check set, once per judge and state of its weights and calibration (resolved_precision)
+    precision = "auto"
+    _auto: tuple | None = None  # (what auto's choice was made for: _precision_key(), the mode, the checks)
     token_budget: int | None = None  # rows x padded length per scoring batch; None: inference.default_token_budget
 
     def __init__(
@@ -338,14 +346,14 @@ class JudgeModule(BaseJudge, L.LightningModule):
 
     def fingerprint(self) -> dict[str, str]:
         """What its scores depend on, for resumable runs: class, name, the sha256 of ``config()``
-        (format, threshold, calibration), the inference precision and, for a judge loaded from a folder, the sha256 of each file of
+        (format, threshold, calibration), the inference precision (auto's choice: a resumed run refuses rows scored
+        in another mode) and, for a judge loaded from a folder, the sha256 of each file of
         it (judge.json, config, tokenizer, weights; hashed once), else of its weights in memory."""
-        config = {k: v for k, v in self.config().items() if k not in ("bertjudge_version", "metrics")}
         found = {
             "class": class_path(self),
             "name": self.name,
-            "config": hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest(),
-            "precision": self.precision,
+            "config": self._config_digest(),
+            "precision": self.resolved_precision(),
         }
         if self.export_folder is not None:
             if self._folder_hashes is None:
@@ -355,20 +363,29 @@ class JudgeModule(BaseJudge, L.LightningModule):
                     if rel not in NOT_FINGERPRINTED
                 }
             return {**found, **self._folder_hashes}
+        return {**found, "weights": self._weights_digest()}
+
+    def _config_digest(self) -> str:
+        """The sha256 of ``config()`` less the version and metrics (which do not change a score)."""
+        config = {k: v for k, v in self.config().items() if k not in ("bertjudge_version", "metrics")}
+        return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+    def _weights_digest(self) -> str:
+        """The sha256 of the weights in memory (``state_dict``: names and bytes)."""
         digest = hashlib.sha256()
         for key, tensor in sorted(self.state_dict().items()):
             digest.update(key.encode())
             digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
-        return {**found, "weights": digest.hexdigest()}
+        return digest.hexdigest()
 
     @torch.inference_mode()
     def logits_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Uncalibrated logits for records, in input order, through the inference engine
-        (``bertjudge.judges.inference``) in the judge's ``precision``: batches filled to
+        (``bertjudge.judges.inference``) in the judge's precision (``resolved_precision``): batches filled to
         ``token_budget`` tokens (default: ``batch_size`` rows at the format's maximum length, at most
         ``inference.CPU_TOKEN_BUDGET`` on a CPU)."""
         budget = self.token_budget or self.default_token_budget(batch_size)
-        return InferenceEngine(self, self.precision, budget).logits(records, progress=progress)
+        return InferenceEngine(self, self.resolved_precision(), budget).logits(records, progress=progress)
 
     def default_token_budget(self, batch_size: int) -> int:
         """The token budget of a scoring batch when ``token_budget`` is not set: ``batch_size`` rows at the
@@ -379,17 +396,61 @@ class JudgeModule(BaseJudge, L.LightningModule):
         return default_token_budget(device, batch_size * self.format.max_length)
 
     def set_precision(self, precision: str, check_records: list[dict] | None = None) -> list:
-        """Score in ``precision`` from now on (``bertjudge.judges.inference.PRECISIONS``), or ``auto``: the
-        fastest mode whose verdicts agree with fp32 on ``check_records`` (and whose scores stay within
-        the stated tolerance). Returns the checks made (empty unless ``auto``)."""
+        """Score in ``precision`` from now on (``bertjudge.judges.inference.PRECISIONS``; ``fp32``: the exact fp32
+        scores), or ``auto``: the first mode of ``inference.auto_candidates`` whose verdicts agree with fp32 on the
+        built-in check set (and whose scores stay within the stated tolerance), else fp32, chosen now and again
+        whenever the weights or the calibration change (``resolved_precision``). ``check_records``: make auto's
+        choice once on these rows instead, and keep the mode chosen. Returns the checks made (empty unless
+        ``auto``); ``auto`` says what it chose on stderr, in one line."""
         if precision != "auto":
             InferenceEngine(self, precision)  # validates the name
             self.precision = precision
             return []
-        if not check_records:
-            raise ValueError("precision 'auto' needs records to check the modes against fp32 on")
-        self.precision, checks = choose_precision(self, check_records)
-        return checks
+        if check_records is not None:
+            if not check_records:
+                raise ValueError("precision 'auto' needs records to check the modes against fp32 on")
+            chosen, checks = self._choose(check_records)
+            self.precision = chosen
+            return checks
+        self.precision = "auto"
+        self.resolved_precision()
+        return list(self._auto[2])
+
+    def resolved_precision(self) -> str:
+        """The mode the judge scores in: its ``precision``, or for ``auto`` the mode ``inference.choose`` takes on the
+        built-in check set (``inference.check_set``), chosen on first use and kept until the weights, their device
+        or dtype, the threshold or the calibration change, so that every entry point scoring with this judge
+        (``score``, ``score_records``, ``details``, ``judge``, ``evaluate``, the server) scores in one mode. The
+        choice depends on the judge and the machine only: loaded twice, the judge takes the same mode."""
+        if self.precision != "auto":
+            return self.precision
+        key = self._precision_key()
+        with _CHOOSING:
+            if self._auto is None or self._auto[0] != key:
+                content = self._content_key()
+                if content not in _CHOSEN:
+                    _CHOSEN[content] = self._choose(None)
+                self._auto = (key, *_CHOSEN[content])
+        return self._auto[1]
+
+    def _precision_key(self) -> tuple:
+        """What tells this judge object that auto's choice must be looked up again: its tensors (weights, device,
+        dtype: ``inference.tensor_state``) and what turns a logit into a verdict (threshold, temperature, bias)."""
+        return (tensor_state(self), float(self.threshold), float(self.temperature), float(self.bias))
+
+    def _content_key(self) -> tuple:
+        """What auto's choice depends on, alike for every judge object of the same content: class, configuration
+        (format, threshold, calibration), weights, and the device and dtype they are on."""
+        first = next(self.parameters())
+        return (class_path(self), self._config_digest(), self._weights_digest(), str(first.device), str(first.dtype))
+
+    def _choose(self, records: list[dict] | None) -> tuple[str, list]:
+        """``inference.choose`` on ``records`` (None: the check set), said on stderr in one line."""
+        start = time.perf_counter()
+        records = check_set() if records is None else records
+        chosen, checks = choose_precision(self, records)
+        print(auto_line(self.name, chosen, checks, len(records), time.perf_counter() - start), file=sys.stderr)
+        return chosen, checks
 
     def score_records(self, records: list[dict], batch_size: int = 32, progress: bool = False) -> np.ndarray:
         """Calibrated P(correct) for records, in input order."""

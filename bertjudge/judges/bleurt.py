@@ -229,6 +229,10 @@ class BleurtJudge(JudgeModule):
     def forward(self, batch: dict) -> torch.Tensor:
         return self.raw(batch) - self.bleurt_threshold
 
+    def _precision_key(self) -> tuple:
+        """``JudgeModule._precision_key`` and ``bleurt_threshold``, which the logits are read against."""
+        return (*super()._precision_key(), float(self.bleurt_threshold))
+
     def raw_scores(self, records: list[dict], batch_size: int = 32) -> np.ndarray:
         return self.logits_records(records, batch_size) + self.bleurt_threshold
 

@@ -165,6 +165,9 @@ class GenerativeJudge(JudgeModule):
     """
 
     judge_kind = "generative"
+    # not auto: its check would run a causal LM over the 256 check rows twice (and generate in reasoning mode);
+    # set_precision("auto") or --precision auto still checks it
+    precision = "fp32"
 
     def __init__(
         self,

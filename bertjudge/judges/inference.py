@@ -12,15 +12,19 @@ larger ones (measured with ``benchmarks/throughput.py``), while a GPU wants larg
 Precision modes (``PRECISIONS``): ``fp32``; ``bf16`` (autocast over a copy whose Linear weights are stored in
 bf16, so they are not cast again at every batch: AMX / AVX512-bf16 CPUs and GPUs);
 ``int8`` (dynamic int8 quantization of the Linear layers, CPU); ``onnx`` (the judge's forward exported
-with ``torch.onnx`` and run by ONNX Runtime; the optional extra ``bertjudge[onnx]``); ``auto`` picks the
-fastest mode whose verdicts agree with fp32 on a check set and whose scores stay within
-``SCORE_TOLERANCE`` (``choose``), among the modes this installation has (``available_precisions``).
+with ``torch.onnx`` and run by ONNX Runtime; the optional extra ``bertjudge[onnx]``); ``auto`` (the default of
+encoder judges) takes the first mode of ``auto_candidates`` — the modes measured faster than fp32 on this kind
+of hardware, fastest first: bf16 on a CPU with AMX or AVX512-BF16 and on a GPU with bf16 — whose verdicts
+agree with fp32 on the built-in check set (``check_set``) and whose scores stay within ``SCORE_TOLERANCE``
+(``choose``), else fp32. The order decides, never a time measured: the same judge on the same machine gets
+the same mode whatever rows it scores first and however busy the machine is.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import importlib.util
 import itertools
 import logging
@@ -31,6 +35,7 @@ import time
 import warnings
 import weakref
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -38,6 +43,8 @@ import torch
 from bertjudge.core.collate import pad_batch
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import expand_references
+from bertjudge.core.records import normalize
+from bertjudge.judges.check_rows import ROWS
 
 PRECISIONS = ("fp32", "bf16", "int8", "onnx")  # onnx only where its extra is installed (available_precisions)
 # max |P(mode) - P(fp32)| allowed on the check set. onnx runs the same fp32 weights in other kernels: it differs
@@ -45,6 +52,10 @@ PRECISIONS = ("fp32", "bf16", "int8", "onnx")  # onnx only where its extra is in
 # over 512 dev rows), so 1e-3 leaves room for deeper networks and other kernels and still refuses a wrong graph.
 SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1, "onnx": 1e-3}
 AGREEMENT = 0.999  # share of verdicts that must agree with fp32 on the check set
+# auto's check set (check_rows.ROWS): the same rows for every judge and every call, so that the mode chosen depends on
+# the judge and the machine only, not on the rows scored first
+CHECK_ROWS = len(ROWS)
+CHECK_TOKEN_BUDGET = 16384  # the check's batches: few and large (both modes read the same batches)
 CPU_TOKEN_BUDGET = 2048  # the largest default batch on a CPU (rows x padded length): larger ones leave its caches
 GPU_TOKEN_BUDGET = 16384
 ONNX_PACKAGES = ("onnxruntime", "onnxscript")  # run, and export (torch.onnx's exporter needs onnxscript and onnx)
@@ -65,6 +76,38 @@ def onnx_available() -> bool:
 def available_precisions() -> tuple[str, ...]:
     """The modes this installation can run: ``PRECISIONS`` less ``onnx`` when its extra is missing."""
     return tuple(p for p in PRECISIONS if p != "onnx" or onnx_available())
+
+
+@functools.cache
+def cpu_has_bf16() -> bool:
+    """Whether this CPU has the bf16 instructions that make bf16 matmuls faster than fp32's: AMX or AVX512-BF16
+    (torch's probes; /proc/cpuinfo's flags where this torch has none)."""
+    probes = [getattr(torch.cpu, name, None) for name in ("_is_amx_tile_supported", "_is_avx512_bf16_supported")]
+    if all(probe is not None for probe in probes):
+        return any(probe() for probe in probes)
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return False
+    return bool(flags & {"amx_bf16", "avx512_bf16"})
+
+
+def auto_candidates(device: torch.device | str) -> tuple[str, ...]:
+    """The modes ``auto`` tries on ``device`` before fp32, in order: those measured faster than fp32 on such
+    hardware (benchmarks/README.md, *Throughput of the inference engine*). bf16 on a CPU with AMX or AVX512-BF16
+    (3.3-4.9x the naive loop there, fp32 1.8-2.1x) and on a GPU with bf16; none elsewhere. int8 (dynamic) is slower
+    than bf16 where it was measured and flips 3.7% of the quickstart judge's verdicts; onnx is slower than
+    torch's fp32 on a CPU: neither is tried (``--precision`` still runs them)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return ("bf16",) if torch.cuda.is_bf16_supported() else ()
+    return ("bf16",) if device.type == "cpu" and cpu_has_bf16() else ()
+
+
+def check_set() -> list[dict]:
+    """The rows ``auto`` compares each mode with fp32 on (``check_rows.ROWS``: 64 rows of the embedded corpus, 16
+    each of open QA, maths, multiple choice and extraction), as records; new copies at each call."""
+    return [normalize(copy.deepcopy(row), f"check row {i}") for i, row in enumerate(ROWS)]
 
 
 def default_token_budget(device: torch.device | str, requested: int | None = None) -> int:
@@ -126,12 +169,12 @@ class InferenceEngine:
 
     def network(self):
         """The module that runs the forward pass: the judge itself in fp32, else its copy for this mode, made
-        once per judge and made again when the judge's weights change (``_tensor_state``): in ``int8`` the
+        once per judge and made again when the judge's weights change (``tensor_state``): in ``int8`` the
         Linear layers dynamically quantized (CPU); in ``bf16`` the Linear weights stored in bf16 — what
         autocast would cast them to at every batch, so the scores are those of autocast over the judge."""
         if self.precision not in ("int8", "bf16"):
             return self.judge
-        state = _tensor_state(self.judge)
+        state = tensor_state(self.judge)
         copies = _COPIES.setdefault(self.judge, {})
         if copies.get(self.precision, (None,))[0] != state:
             copies[self.precision] = (state, _copy_for(self.judge, self.precision))
@@ -144,11 +187,12 @@ class InferenceEngine:
         return self.judge.encoder.encode_many(sequences), np.asarray(owner, dtype=np.int64)
 
     @torch.inference_mode()
-    def logits(self, records: list[dict], progress: bool = False) -> np.ndarray:
-        """Uncalibrated logit per record, in input order (the max over a record's sequences)."""
+    def logits(self, records: list[dict], progress: bool = False, encoded: tuple | None = None) -> np.ndarray:
+        """Uncalibrated logit per record, in input order (the max over a record's sequences); ``encoded``: the
+        records' ``encode`` when already made (every mode reads the same token ids)."""
         if not records:
             return np.empty(0, dtype=np.float64)
-        ids, owner = self.encode(records)
+        ids, owner = self.encode(records) if encoded is None else encoded
         sequence_logits = np.empty(len(ids), dtype=np.float64)
         batches = token_batches([len(row) for row in ids], self.token_budget)
         bar = None
@@ -206,14 +250,17 @@ def _device_of(judge) -> torch.device:
 
 
 def _copy_for(judge, precision: str):
-    """A copy of ``judge`` for ``precision`` (``int8`` or ``bf16``; see ``InferenceEngine.network``)."""
+    """A copy of ``judge`` for ``precision`` (``int8`` or ``bf16``; see ``InferenceEngine.network``). Its tokenizer
+    and encoder are the judge's own, not copies: only the forward pass runs on the copy (and copying a tokenizer
+    takes longer than copying a small network)."""
+    shared = {id(part): part for part in (judge.encoder, judge.encoder.tokenizer)}
     if precision == "int8":
         with warnings.catch_warnings():  # torch.ao's dynamic quantization warns that torchao replaces it
             warnings.simplefilter("ignore")
             return torch.ao.quantization.quantize_dynamic(
-                copy.deepcopy(judge).float().cpu(), {torch.nn.Linear}, dtype=torch.qint8
+                copy.deepcopy(judge, shared).float().cpu(), {torch.nn.Linear}, dtype=torch.qint8
             )
-    network = copy.deepcopy(judge)
+    network = copy.deepcopy(judge, shared)
     for module in network.modules():
         if isinstance(module, torch.nn.Linear):
             module.to(torch.bfloat16)
@@ -231,7 +278,7 @@ class _ForwardOfIds(torch.nn.Module):
         return self.judge({"input_ids": input_ids, "attention_mask": attention_mask})
 
 
-def _tensor_state(judge) -> tuple:
+def tensor_state(judge) -> tuple:
     """Where each of the judge's tensors lives and how often it was changed in place (torch's version
     counter): it changes when the weights do (an optimizer step, ``load_state_dict``, ``.to()``), so an
     exported graph is never used after the network it was exported from has changed."""
@@ -245,8 +292,8 @@ def onnx_session(judge):
     Kept in memory (a weak dictionary keyed by the judge, like the int8 copies), not next to the judge: a
     judge folder is input that is fingerprinted and never written to, an in-memory judge has no folder, and
     a cache on disk would need keys, invalidation and cleanup for an export that takes seconds. It is
-    re-exported when the judge's tensors change (``_tensor_state``)."""
-    state = _tensor_state(judge)
+    re-exported when the judge's tensors change (``tensor_state``)."""
+    state = tensor_state(judge)
     cached = _ONNX_SESSIONS.get(judge)
     if cached is None or cached[0] != state:
         _ONNX_SESSIONS[judge] = (state, _new_session(judge))
@@ -324,12 +371,18 @@ def compare(
     reference: np.ndarray | None = None,
     token_budget: int | None = None,
 ) -> tuple[Check, np.ndarray]:
-    """Time ``precision`` on ``records`` and compare its scores and verdicts with ``reference`` (the fp32
-    probabilities; computed when None). Returns the check and this mode's probabilities."""
+    """Time ``precision`` on ``records`` (after a warm-up on 8 of them that builds its copy or ONNX session) and
+    compare its scores and verdicts with ``reference`` (the fp32 probabilities; computed when None). Returns the
+    check and this mode's probabilities."""
+    InferenceEngine(judge, precision, token_budget).logits(records[:8])
+    return _compare(judge, records, precision, reference, token_budget)
+
+
+def _compare(judge, records, precision, reference=None, token_budget=None, encoded=None) -> tuple[Check, np.ndarray]:
+    """``compare`` without the warm-up: its seconds include building the mode's copy or session."""
     engine = InferenceEngine(judge, precision, token_budget)
-    engine.logits(records[:8])  # warm-up (and build the int8 copy or the ONNX session) outside the timing
     start = time.perf_counter()
-    logits = engine.logits(records)
+    logits = engine.logits(records, encoded=encoded)
     seconds = time.perf_counter() - start
     probs = judge.probabilities(torch.from_numpy(logits)).numpy()
     if reference is None:
@@ -342,22 +395,52 @@ def compare(
 
 def choose(
     judge,
-    records: list[dict],
+    records: list[dict] | None = None,
     candidates: tuple[str, ...] | None = None,
     token_budget: int | None = None,
 ) -> tuple[str, list[Check]]:
-    """The fastest precision among ``candidates`` (default: every mode this installation has) whose verdicts
-    agree with fp32 on ``records`` (the check set) at ``AGREEMENT`` and whose scores stay within its
-    ``SCORE_TOLERANCE``; every check. A mode that cannot run on this judge is refused, not an error: ``auto``
-    still picks among the others."""
-    fp32, reference = compare(judge, records, "fp32", token_budget=token_budget)
+    """The first of ``candidates`` (default: ``auto_candidates`` of the judge's device) whose verdicts agree with
+    fp32 on ``records`` (default: ``check_set()``, in batches of up to ``token_budget`` tokens, default
+    ``CHECK_TOKEN_BUDGET``) at ``AGREEMENT`` and whose scores stay within its ``SCORE_TOLERANCE``; fp32 when none
+    does. Returns it and the checks made: fp32's first (none when there is no candidate), then each candidate's up
+    to the one taken. The order decides; the seconds each check took are reported, never compared, so the choice
+    does not depend on how busy the machine is. A mode that cannot run on this judge (a forward that does not
+    export to ONNX) is refused, not an error."""
+    records = check_set() if records is None else records
+    token_budget = CHECK_TOKEN_BUDGET if token_budget is None else token_budget
+    candidates = auto_candidates(_device_of(judge)) if candidates is None else candidates
+    candidates = [precision for precision in dict.fromkeys(candidates) if precision != "fp32"]
+    if not candidates:
+        return "fp32", []
+    if not records:
+        raise ValueError("precision 'auto' needs records to check the modes against fp32 on")
+    encoded = InferenceEngine(judge, "fp32", token_budget).encode(records)  # tokenized once for every mode
+    fp32, reference = _compare(judge, records, "fp32", None, token_budget, encoded)
     checks = [fp32]
-    for precision in available_precisions() if candidates is None else candidates:
-        if precision == "fp32":
-            continue
+    for precision in candidates:
         try:
-            checks.append(compare(judge, records, precision, reference, token_budget)[0])
+            checks.append(_compare(judge, records, precision, reference, token_budget, encoded)[0])
         except OnnxError as e:
             checks.append(Check(precision, math.nan, math.nan, math.nan, False, str(e)))
-    best = min((c for c in checks if c.ok), key=lambda c: c.seconds)
-    return best.precision, checks
+        if checks[-1].ok:
+            return precision, checks
+    return "fp32", checks
+
+
+def auto_line(name: str, chosen: str, checks: list[Check], rows: int, seconds: float) -> str:
+    """The one line that says what ``auto`` chose for the judge ``name`` and why (``choose``'s checks on ``rows``
+    rows, made in ``seconds``)."""
+    head = f"bertjudge: precision auto -> {chosen} for {name}"
+    if not checks:
+        return f"{head} (no faster mode on this machine: bf16 needs a CPU with AMX or AVX512-BF16, or a GPU)"
+    last = checks[-1]
+    if last.why_not:
+        verdict = f"{last.precision} refused: {last.why_not}"
+    elif last.ok:
+        verdict = f"verdicts agree {last.agreement:.2%} with fp32 on {rows} rows, max |dP| {last.max_score_diff:.4f}"
+    else:
+        verdict = (
+            f"{last.precision} refused: verdicts agree {last.agreement:.2%} with fp32 on {rows} rows (at least "
+            f"{AGREEMENT:.1%}), max |dP| {last.max_score_diff:.4f} (at most {SCORE_TOLERANCE[last.precision]:g})"
+        )
+    return f"{head} ({verdict}; checked in {seconds:.1f} s)"
