@@ -146,8 +146,8 @@ def test_learned_share_counts_the_rows_a_learned_part_scored():
     class Routed:
         features = frozenset({"routing"})
 
-        def _named(self):
-            return [("rules", RegexJudge()), ("model", Learned())]
+        def stages(self):
+            return {"rules": RegexJudge(), "model": Learned()}
 
     rows = [{"scores": {"rules": 1.0}}, {"scores": {"rules": None, "model": 0.3}}, {"route": "model"}, {"route": "x"}]
     assert bench.learned_share(Routed(), rows) == 0.5

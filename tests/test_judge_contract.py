@@ -153,8 +153,13 @@ def test_every_kind_answers_the_whole_contract(kind, specs, tmp_path):
     if kind in ROUTED:
         assert "routing" in judge.features and judge not in parts and len(parts) >= 2
         assert judge.routing is None or judge.routing["n"] >= n
+        stages = judge.stages()  # the judges it routes to, by the names its details rows give them
+        assert [part for stage in stages.values() for part in stage.parts()] == parts
+        for row in judge.details(records, 3, False):
+            assert set([row["route"]] if "route" in row else row["scores"]) <= set(stages)
     else:
         assert "routing" not in judge.features and parts == [judge] and judge.routing is None
+        assert judge.stages() == {}
     assert judge.place() is judge and judge.place("cpu") is judge
 
     # error types: None (no error-type head), or one row per record agreeing with the verdicts

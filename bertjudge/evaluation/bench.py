@@ -581,7 +581,7 @@ def learned_share(judge, details: list[dict]) -> float:
         return 0.0
     if "routing" not in judge.features:
         return 1.0 if "weights" in judge.features else 0.0
-    learned = {name for name, part in judge._named() if any("weights" in p.features for p in part.parts())}
+    learned = {name for name, part in judge.stages().items() if any("weights" in p.features for p in part.parts())}
     routed = [[row["route"]] if "route" in row else list(row.get("scores") or {}) for row in details]
     return sum(1 for names in routed if learned & set(names)) / len(details)
 

@@ -18,8 +18,9 @@ What it is:
   ``{part: hash}``: a resumed run refuses rows scored by another); ``provenance`` (where it came from, or None);
 - ``threshold`` (verdict: score >= threshold), ``temperature`` (None: no temperature) and
   ``fit_threshold(records, batch_size, scores)`` -> (the threshold fitted, accuracy on the rows it used);
-- ``parts()``: the judges that score (itself, or a routing judge's stages) and ``routing`` (a routing judge's
-  rows per stage, else None); ``place(device, dtype)`` moves what it holds to a device.
+- ``parts()``: the judges that score (itself, or a routing judge's stages), ``stages()`` (a routing judge's
+  judges by the name its ``details`` rows give them, else none) and ``routing`` (a routing judge's rows per stage,
+  else None); ``place(device, dtype)`` moves what it holds to a device.
 
 Optional parts, declared in ``features`` (a kind without one raises ``UnsupportedFeature``, a
 ``NotImplementedError``, when asked for it): see ``FEATURES``.
@@ -167,6 +168,11 @@ class BaseJudge(ABC):
     def parts(self) -> list[BaseJudge]:
         """The judges that score: itself, or a routing judge's stages."""
         return [self]
+
+    def stages(self) -> dict[str, BaseJudge]:
+        """A routing judge's judges, by the name its ``details`` rows give them (a cascade's stage in ``scores``, a
+        by-category judge's ``route``); a judge that does not route: none."""
+        return {}
 
     @property
     def routing(self) -> dict | None:

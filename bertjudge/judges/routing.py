@@ -61,16 +61,16 @@ def checked_options(rules_accept: str, band) -> tuple[str, tuple[float, float]]:
 
 
 class _RoutingJudge(BaseJudge):
-    """What every routing judge shares: its judges, named (``_named``), are its parts and move with it."""
+    """What every routing judge shares: its judges, named (``stages``), are its parts and move with it."""
 
-    def _named(self) -> list[tuple[str, BaseJudge]]:
+    def stages(self) -> dict[str, BaseJudge]:
         raise NotImplementedError
 
     def parts(self) -> list[BaseJudge]:
-        return [part for _, judge in self._named() for part in judge.parts()]
+        return [part for judge in self.stages().values() for part in judge.parts()]
 
     def place(self, device=None, dtype=None) -> _RoutingJudge:
-        for _, judge in self._named():
+        for judge in self.stages().values():
             judge.place(device, dtype)
         return self
 
@@ -108,7 +108,6 @@ class CascadeJudge(_RoutingJudge):
                 f"{self.threshold}; the cascade's verdicts use the model's",
                 stacklevel=2,
             )
-        self.stages = ("rules", "model") + (("expensive",) if expensive is not None else ())
         self.reset_routing()
 
     @property
@@ -116,9 +115,14 @@ class CascadeJudge(_RoutingJudge):
         judges = ",".join(j.name for j in (self.model, self.expensive) if j is not None)
         return f"cascade({judges};rules={self.rules_accept};band={self.band[0]:g},{self.band[1]:g})"
 
+    @property
+    def last_stage(self) -> str:
+        """The stage whose verdict is final: the expensive judge when there is one, else the model."""
+        return "model" if self.expensive is None else "expensive"
+
     def reset_routing(self) -> None:
         """Forget the rows counted in ``routing`` so far."""
-        self._counts = {s: {"seen": 0, "decided": 0, "seconds": 0.0} for s in self.stages}
+        self._counts = {s: {"seen": 0, "decided": 0, "seconds": 0.0} for s in self.stages()}
 
     def accepts(self, rule_row: dict) -> bool:
         """Whether the rules decide a row, from its ``RegexJudge.details`` row."""
@@ -132,7 +136,7 @@ class CascadeJudge(_RoutingJudge):
         scores = judge.score_records([records[i] for i in idx], batch_size=batch_size, progress=progress) if idx else []
         self._counts[name]["seen"] += len(idx)
         self._counts[name]["seconds"] += time.perf_counter() - start
-        last, (low, high), unsure = name == self.stages[-1], self.band, []
+        last, (low, high), unsure = name == self.last_stage, self.band, []
         for i, score in zip(idx, map(float, scores)):
             row = rows[i]
             row["scores"][name] = score
@@ -170,10 +174,10 @@ class CascadeJudge(_RoutingJudge):
         """P(correct) per record, in input order (NaN where no stage could give a verdict)."""
         return np.array([row["score"] for row in self.details(records, batch_size, progress)], dtype=float)
 
-    def _named(self) -> list[tuple[str, BaseJudge]]:
-        """(stage, judge) in order: the rules, the model and, when there is one, the expensive judge."""
-        stages = [("rules", self.rules), ("model", self.model)]
-        return stages if self.expensive is None else [*stages, ("expensive", self.expensive)]
+    def stages(self) -> dict[str, BaseJudge]:
+        """Its judges by stage, in order: the rules, the model and, when there is one, the expensive judge."""
+        stages = {"rules": self.rules, "model": self.model}
+        return stages if self.expensive is None else {**stages, "expensive": self.expensive}
 
     def config(self) -> dict:
         """Its options and each stage's ``config()``."""
@@ -183,7 +187,7 @@ class CascadeJudge(_RoutingJudge):
             "rules_accept": self.rules_accept,
             "band": list(self.band),
             "threshold": self.threshold,
-            "stages": {stage: judge.config() for stage, judge in self._named()},
+            "stages": {stage: judge.config() for stage, judge in self.stages().items()},
         }
 
     def fingerprint(self) -> dict[str, str]:
@@ -195,7 +199,7 @@ class CascadeJudge(_RoutingJudge):
             "rules_accept": self.rules_accept,
             "band": ",".join(f"{x:g}" for x in self.band),
         }
-        for stage, judge in self._named():
+        for stage, judge in self.stages().items():
             found.update({f"{stage}/{key}": str(value) for key, value in judge.fingerprint().items()})
         return found
 
@@ -211,16 +215,16 @@ class CascadeJudge(_RoutingJudge):
         n = self._counts["rules"]["seen"]
         stages = {s: {**c, "fraction": c["decided"] / n if n else math.nan} for s, c in self._counts.items()}
         total = sum(c["seconds"] for c in stages.values())
-        last = stages[self.stages[-1]]
+        last = stages[self.last_stage]
         reference = last["seconds"] / last["seen"] * n if last["seen"] else math.nan
         return {
             "n": n,
             "stages": stages,
             "seconds": total,
-            "reference_stage": self.stages[-1],
+            "reference_stage": self.last_stage,
             "reference_seconds_estimate": reference,
             "compute_saved_estimate": 1 - total / reference if reference > 0 else math.nan,
-            "note": f"compute saved is an estimate: the measured wall time against the {self.stages[-1]} "
+            "note": f"compute saved is an estimate: the measured wall time against the {self.last_stage} "
             f"stage's measured seconds per row x all {n} rows",
         }
 
@@ -296,8 +300,9 @@ class ByCategoryJudge(_RoutingJudge):
         rows = self.details(records, batch_size, progress)
         return np.array([math.nan if row["score"] is None else row["score"] for row in rows], dtype=float)
 
-    def _named(self) -> list[tuple[str, BaseJudge]]:
-        return [("default", self.default), *self.routes.items()]
+    def stages(self) -> dict[str, BaseJudge]:
+        """Its judges by route: ``default`` and one per category routed elsewhere."""
+        return {"default": self.default, **self.routes}
 
     def config(self) -> dict:
         """Its routes and each judge's ``config()``."""
@@ -305,13 +310,13 @@ class ByCategoryJudge(_RoutingJudge):
             "class": class_path(self),
             "name": self.name,
             "threshold": self.threshold,
-            "judges": {route: judge.config() for route, judge in self._named()},
+            "judges": {route: judge.config() for route, judge in self.stages().items()},
         }
 
     def fingerprint(self) -> dict[str, str]:
         """Its class and name, and each judge's fingerprint under its route (``default/…``, ``<category>/…``)."""
         found = {"class": class_path(self), "name": self.name}
-        for route, judge in self._named():
+        for route, judge in self.stages().items():
             found.update({f"{route}/{key}": str(value) for key, value in judge.fingerprint().items()})
         return found
 
