@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from safetensors import SafetensorError, safe_open
 
 from bertjudge.core.formats import JudgeFormat
+from bertjudge.core.hashing import folder_files, hash_folder
 from bertjudge.core.judge_file import (
     MODEL_CARD,
     MODEL_CONFIG,
@@ -44,7 +45,7 @@ from bertjudge.judges.inference import InferenceEngine, auto_line, check_set, de
 from bertjudge.judges.inference import choose as choose_precision
 from bertjudge.judges.interface import BaseJudge, class_path, verdict_fields
 from bertjudge.judges.model_card import model_card
-from bertjudge.zoo.registry import UNSAFE_SUFFIXES, folder_files, hash_folder
+from bertjudge.zoo.registry import UNSAFE_SUFFIXES
 
 NOT_FINGERPRINTED = (MODEL_CARD,)  # the model card: words about the judge, not the judge
 _CHOOSING = threading.Lock()  # one auto check at a time (a server's threads may score the same new judge at once)
