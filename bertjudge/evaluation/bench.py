@@ -49,6 +49,8 @@ import platform
 import statistics
 from pathlib import Path
 
+import numpy as np
+
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import Encoder, JudgeFormat
 from bertjudge.core.records import RECORD_SUFFIXES, read_records
@@ -277,8 +279,6 @@ def environment(device: str, dtype: str) -> dict:
 def _accuracy(judge, eval_set: EvalSet, env: dict, name: str, scores=None) -> dict:
     """Accuracy over the whole set and per category (None for a category without rows), from ``scores`` when
     given (the judge's scores of the set's records; NaN, no verdict, counts as a wrong verdict)."""
-    import numpy as np
-
     records = eval_set.records
     scores = np.asarray(judge.score_records(records) if scores is None else scores, dtype=float)
     labels = np.array([r["label"] for r in records])
@@ -474,8 +474,6 @@ def merge_rounds(rows: list[dict], max_load: float = MAX_LOAD) -> dict:
     (``machine_gflops``) are the medians, the spread the rounds' p50 IQR / median, the runs summed, peak memory and
     other processes' load the largest, the load averages those before the first and after the last round kept.
     ``rounds`` is how many rounds were kept (0: none was timed)."""
-    import statistics
-
     timed = [r for r in rows if r.get("latency_p50_ms") not in (None, "")]
     idle = [r for r in timed if r.get("busy") != "yes"]
     left_out = len(timed) - len(idle) if idle else 0
@@ -587,8 +585,6 @@ def learned_share(judge, details: list[dict]) -> float:
 
 
 def _scores(details: list[dict]):
-    import numpy as np
-
     return np.array([math.nan if row["score"] is None else row["score"] for row in details], dtype=float)
 
 

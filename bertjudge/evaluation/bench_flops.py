@@ -7,6 +7,7 @@ the last position (generative, direct), plus the decode steps with a KV cache (r
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 from bertjudge.judges.prompt import SCORE_MODE, SCORE_TOKENS
@@ -47,8 +48,6 @@ def arch_for_backbone(backbone: str) -> str | None:
 def build_model(config, kind: str, num_labels: int = 1, device="meta", dtype=None, attn: str | None = "eager"):
     """A model of ``config`` (random weights; on ``meta`` nothing is allocated); ``attn=None``: the
     fastest attention the architecture supports."""
-    import copy
-
     import torch
     from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
 

@@ -12,6 +12,8 @@ import platform
 import time
 from pathlib import Path
 
+import numpy as np
+
 from bertjudge.evaluation.bench_flops import REASONING_TOKENS, _ids, decode_steps
 
 MIN_RUN_TIME = 1.0  # seconds of timed runs at batch 1 per round (half of it per larger batch size)
@@ -231,8 +233,6 @@ def measure_calls(fn, min_run_time: float, min_runs: int = MIN_RUNS):
 
 
 def _percentile(values: list[float], q: float) -> float:
-    import numpy as np
-
     return float(np.percentile(values, q))
 
 
