@@ -87,13 +87,16 @@ DEFAULT_TOKENS = 256  # when no evaluation set is available
 ROUNDS = 5  # a subject is timed once per round, the rounds taken in turns over every subject; its row keeps the medians
 # accuracy is measured on each of these sets, whole (real-test-v3, the newest, is the headline: HEADLINE_SET)
 EVAL_FILES = (ROOT / "data" / "real" / "real-test-v2.jsonl.gz", ROOT / "data" / "real" / "real-test-v3.jsonl.gz")
-QUICKSTART = "runs/quickstart/judge"  # the folder `make quickstart` exports; the spec subjects route to it
-# judges given as a spec (Judge.load), as docs/usage.md spells them: (name, kind, spec); {q} is QUICKSTART
+QUICKSTART = "runs/quickstart/judge"  # the folder `make quickstart` exports
+ALL_REAL = "runs/all-real/judge"  # configs/encoder/minilm-l6-all-real.yaml's judge (zoo: minilm-l6.all-real)
+# judges given as a spec (Judge.load), as docs/usage.md spells them: (name, kind, spec, the learned judge's folder
+# or None); {folder} in the spec is that folder, and the subject is measured only when the folder exists
 SPEC_SUBJECTS = (
-    ("contains.v1", "rule", "contains"),
-    ("hybrid.quickstart", "routing", "hybrid:{q}"),
-    ("cascade.quickstart", "routing", "cascade:{q}"),
-    ("by-category.quickstart", "routing", "by-category:{q}?multiple_choice=regex&open_math=regex"),
+    ("contains.v1", "rule", "contains", None),
+    ("hybrid.quickstart", "routing", "hybrid:{folder}", QUICKSTART),
+    ("cascade.quickstart", "routing", "cascade:{folder}", QUICKSTART),
+    ("by-category.quickstart", "routing", "by-category:{folder}?multiple_choice=regex&open_math=regex", QUICKSTART),
+    ("by-category.all-real", "routing", "by-category:{folder}?multiple_choice=regex", ALL_REAL),
 )
 TIMED_ROWS = 100  # a whole judge's latency: this many rows of the headline set, judged one at a time
 
@@ -173,15 +176,14 @@ def folder_subject(folder: Path, name: str | None = None, architecture: str | No
 
 
 def spec_subjects() -> list[Subject]:
-    """The ``SPEC_SUBJECTS`` that can be built here: those over the quickstart judge only when its folder exists."""
-    quickstart = ROOT / QUICKSTART
-    learned = folder_subject(quickstart) if (quickstart / "judge.json").is_file() else None
+    """The ``SPEC_SUBJECTS`` that can be built here: one over a learned judge only when its folder exists."""
     subjects = []
-    for name, kind, spec in SPEC_SUBJECTS:
-        if "{q}" not in spec:
+    for name, kind, spec, folder in SPEC_SUBJECTS:
+        if folder is None:
             subjects.append(Subject(name, kind, spec=spec))
-        elif learned is not None:
-            subjects.append(dataclasses.replace(learned, name=name, kind=kind, spec=spec.format(q=QUICKSTART)))
+        elif (ROOT / folder / "judge.json").is_file():
+            learned = folder_subject(ROOT / folder)
+            subjects.append(dataclasses.replace(learned, name=name, kind=kind, spec=spec.format(folder=folder)))
     return subjects
 
 
