@@ -34,6 +34,7 @@ import numpy as np
 from bertjudge.core.extract import final_answer
 from bertjudge.core.formats import NO_ANSWER, REFERENCE_JOIN, JudgeFormat
 from bertjudge.core.judge_file import read_judge_config, write_judge_config
+from bertjudge.core.registry import Registry
 from bertjudge.judges import backbones
 from bertjudge.judges.generative import generate, verdict_logits
 from bertjudge.judges.interface import BaseJudge, class_path
@@ -384,23 +385,22 @@ def verdict_logit(listed: list[tuple], true, false) -> float:
     return best.get(true, floor) - best.get(false, floor)
 
 
-BACKENDS: dict[str, type] = {"openai": OpenAIBackend, "transformers": TransformersBackend, "vllm": VLLMBackend}
+BACKENDS: Registry[type] = Registry(
+    "backend kind", {"openai": OpenAIBackend, "transformers": TransformersBackend, "vllm": VLLMBackend}
+)
 
 
 def register_backend(cls: type) -> type:
     """Make a backend class (with ``kind``, ``batch_unit``, ``config()`` and the generation calls) loadable by its
     ``kind`` in a prompted judge's ``judge.json`` (usable as a decorator)."""
-    BACKENDS[cls.kind] = cls
-    return cls
+    return BACKENDS.register(cls.kind, cls)
 
 
 def make_backend(config: dict):
     """A backend from its ``config()``: the class registered under its ``kind``."""
     args = dict(config)
     kind = args.pop("kind")
-    if kind not in BACKENDS:
-        raise ValueError(f"unknown backend kind {kind!r}. Available: {', '.join(sorted(BACKENDS))}")
-    return BACKENDS[kind](**args)
+    return BACKENDS.lookup(kind)(**args)
 
 
 def prompted_judge(

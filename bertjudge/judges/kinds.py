@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 
 from bertjudge.core.judge_file import JudgeFileError
+from bertjudge.core.registry import Registry
 from bertjudge.judges.interface import BaseJudge
 
 # judge.json's "class" of every judge kind bertjudge exports; nothing is imported until a folder asks for it.
@@ -27,7 +28,8 @@ BUILTIN_JUDGE_CLASSES: frozenset[str] = frozenset(
         "bertjudge.judges.regex.ContainsJudge",
     }
 )
-JUDGE_CLASSES: set[str] = set(BUILTIN_JUDGE_CLASSES)  # and those a program registers (``register``)
+# judge.json's "class" -> the class (None until a folder asks for it), and those a program registers (``register``)
+JUDGE_CLASSES: Registry[type[BaseJudge] | None] = Registry("judge class", dict.fromkeys(BUILTIN_JUDGE_CLASSES))
 
 
 def is_judge(obj) -> bool:
@@ -40,8 +42,7 @@ def register(cls: type[BaseJudge]) -> type[BaseJudge]:
     """Let folders whose ``judge.json`` names ``cls`` load without ``trust_remote_code`` (usable as a decorator)."""
     if not (isinstance(cls, type) and issubclass(cls, BaseJudge)):
         raise TypeError(f"{cls!r} is not a judge class (a subclass of BaseJudge)")
-    JUDGE_CLASSES.add(f"{cls.__module__}.{cls.__qualname__}")
-    return cls
+    return JUDGE_CLASSES.register(f"{cls.__module__}.{cls.__qualname__}", cls)
 
 
 def judge_class(class_path: str, where: str, trust_remote_code: bool = False) -> type[BaseJudge]:
@@ -50,7 +51,7 @@ def judge_class(class_path: str, where: str, trust_remote_code: bool = False) ->
         raise JudgeFileError(
             f"{where}: class {class_path!r} is not a registered judge class, so it was not imported (a judge folder "
             f"could name any module); pass trust_remote_code=True (--trust-remote-code) if you trust this folder. "
-            f"Available: {', '.join(sorted(JUDGE_CLASSES))}"
+            f"Available: {JUDGE_CLASSES.available()}"
         )
     module, _, name = class_path.rpartition(".")
     try:

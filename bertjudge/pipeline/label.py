@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bertjudge.core.extract import final_answer, normalize_answer
 from bertjudge.core.records import RecordError, input_hash, is_record_file, read_records, row_hash
+from bertjudge.core.registry import Registry
 from bertjudge.core.resumable import PartialFile
 from bertjudge.judges.backends import OpenAIBackend, PromptedJudge, TransformersBackend
 from bertjudge.judges.prompt import PROMPT_VERSION
@@ -171,23 +172,22 @@ def _llm_teacher(name: str, labels: str | None = None, threshold: float = 0.5, *
 
 
 # a teacher's kind (the part of its spec before ":") → a factory(name, labels=, threshold=, **llm options)
-TEACHERS = {
-    "rule": lambda name, labels=None, threshold=0.5, **_: RuleTeacher(name, threshold),
-    "human": _human_teacher,
-    "llm": _llm_teacher,
-}
+TEACHERS: Registry = Registry(
+    "teacher kind",
+    {
+        "rule": lambda name, labels=None, threshold=0.5, **_: RuleTeacher(name, threshold),
+        "human": _human_teacher,
+        "llm": _llm_teacher,
+    },
+)
 
 
 def make_teacher(spec: str, labels: str | None = None, threshold: float = 0.5, **llm):
     """A teacher from its spec, through ``TEACHERS``: ``rule:<rule>``, ``human`` (with ``labels``) or
     ``llm:<model>``."""
     kind, _, name = spec.partition(":")
-    if kind not in TEACHERS:
-        raise ValueError(
-            f"unknown teacher {spec!r}: use rule:{{{','.join(RULES)}}}, human or llm:<model>. "
-            f"Available kinds: {', '.join(TEACHERS)}"
-        )
-    return TEACHERS[kind](name, labels=labels, threshold=threshold, **llm)
+    factory = TEACHERS.lookup(kind, hint=f" in {spec!r} (rule:{{{','.join(RULES)}}}, human or llm:<model>)")
+    return factory(name, labels=labels, threshold=threshold, **llm)
 
 
 def label_records(teacher, records: list[dict]) -> list[dict]:
