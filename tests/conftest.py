@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import warnings
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -14,6 +16,20 @@ import pytest  # noqa: E402
 from bertjudge.judges import backbones  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@pytest.fixture(autouse=True)
+def default_ctrl_c():
+    """Ctrl-C raises KeyboardInterrupt in every test, as in a fresh ``python -m bertjudge`` process: a library that a
+    test ran or imported in this process (a server, a logger) may leave its own SIGINT handler behind, so each test
+    starts with Python's default one, and one left changed after a test is named in a warning."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    left = signal.getsignal(signal.SIGINT)
+    if left is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        warnings.warn(f"this test left a SIGINT handler behind ({left!r}); the default was put back", stacklevel=1)
 
 
 @pytest.fixture(autouse=True)

@@ -191,6 +191,9 @@ def test_a_row_without_a_category_gets_one_answer_from_every_entry_point(judge, 
     from bertjudge.data.sources import load_source
 
     judge, folder = judge
+    # fp32 everywhere: this test is about the category each entry point reads; that every entry point scores alike
+    # in the default precision (auto, bf16 where the CPU has it) is tests/test_auto_precision.py's
+    judge.set_precision("fp32")
     rows = load_source("embedded:test?n=400")
     bare = [{k: r[k] for k in ("id", "question", "candidate", "references", "label")} for r in rows]
     src = tmp_path / "bare.jsonl"
@@ -199,9 +202,12 @@ def test_a_row_without_a_category_gets_one_answer_from_every_entry_point(judge, 
         [r["question"] for r in bare], [r["candidate"] for r in bare], [r["references"] for r in bare]
     )
     from_records = judge.score_records(read_records(src))
-    assert main(["judge", "--judge", str(folder), "--input", str(src), "--output", str(tmp_path / "s.jsonl")]) == 0
-    scored = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
-    evaluate(src, [str(folder)], tmp_path / "eval", "--bootstrap", "10")
+    out = tmp_path / "s.jsonl"
+    assert (
+        main(["judge", "--judge", str(folder), "--input", str(src), "--output", str(out), "--precision", "fp32"]) == 0
+    )
+    scored = [json.loads(line) for line in out.read_text().splitlines()]
+    evaluate(src, [str(folder)], tmp_path / "eval", "--bootstrap", "10", "--precision", "fp32")
     evaluated = [json.loads(line) for line in (tmp_path / "eval" / "scores" / "tiny.jsonl").read_text().splitlines()]
     np.testing.assert_allclose(from_lists, from_records, atol=1e-6)
     np.testing.assert_allclose([r["score"] for r in scored], from_records, atol=1e-6)
