@@ -14,6 +14,19 @@ drifts by itself, and a subject whose latency ratio is near the inverse of that 
 
 Exit status: 0 every timed subject is stable; 1 one is not; 2 one is not and a pass was busy (other
 processes above ``--max-load``), so the check says nothing about the benchmark — run it again idle.
+
+``--compare OLD.csv NEW.csv`` times nothing: it compares two ``bench run`` cost files (issue #43: "the normalized
+cost of each entry reproduced within 15% by two bench runs"). Per entry with a normalized cost in both — latency p50
+× the machine's GEMM speed around it / 1000 (``bench_results.normalized_cost``; the column ``bench_results.NORM_COST``
+where a file has one) — it prints both values, new / old, max / min, pass or fail at ``--tolerance`` and each row's
+busy flag, other load and GEMM speed (and the hardware, where it differs); entries in one file only, without a
+normalized cost in one (not timed), or not measured again (the same ``measured_at``: a row the second run kept, which
+would reproduce trivially) are listed, not failed. Exit status 0 when every entry compared reproduces, 1 when one does not or none could be
+compared. The old file is usually the committed one:
+
+    git show HEAD:benchmarks/results/cost-cpu-fp32-torch2.13.0.csv > /tmp/old.csv
+    python -m bertjudge bench run        # rewrites the cost file
+    python benchmarks/stability.py --compare /tmp/old.csv benchmarks/results/cost-cpu-fp32-torch2.13.0.csv
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import sys
+from pathlib import Path
 
 from bertjudge.evaluation import bench, bench_results, bench_timing
 
@@ -40,6 +54,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=bench.ROUNDS, help="as bench run's")
     p.add_argument("--max-load", type=float, default=bench_timing.MAX_LOAD, help="as bench run's")
     p.add_argument("--tolerance", type=float, default=0.15, help="largest relative difference (default 0.15)")
+    p.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("OLD.csv", "NEW.csv"),
+        help="time nothing: compare the normalized cost of every entry of two bench run cost files",
+    )
     return p
 
 
@@ -125,12 +146,118 @@ def report(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def cost_rows(path: Path) -> dict[str, dict]:
+    """The rows of a ``bench run`` cost file by entry name (``bench_results.read_csv``: comment lines skipped)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    rows = bench_results.read_csv(path)
+    if rows and "name" not in rows[0]:
+        raise ValueError(f"{path}: not a bench cost file (no 'name' column)")
+    return {row["name"]: row for row in rows}
+
+
+def norm_cost(row: dict) -> float | None:
+    """A cost row's normalized cost: its ``bench_results.NORM_COST`` cell where it has one, else latency p50 × the
+    machine's GEMM speed / 1000 (``bench_results.normalized_cost``); None when it has neither (not timed)."""
+    value = bench_results._float(row.get(bench_results.NORM_COST))
+    return value if value else bench_results._float(bench_results.normalized_cost(row))
+
+
+def compare_costs(old: dict[str, dict], new: dict[str, dict], tolerance: float) -> tuple[list[dict], dict[str, list]]:
+    """Per entry with a normalized cost in both files, measured in each: both costs, new / old, max / min and
+    whether it reproduces (max / min ≤ 1 + ``tolerance``), with each row's busy flag, other load, GEMM speed and
+    hardware. Also, by reason, the entries not compared: in one file only, without a normalized cost in one of them,
+    or not measured again (both rows with the same ``measured_at``)."""
+    compared = []
+    skipped = {
+        "only in old": [],
+        "only in new": [],
+        "no normalized cost in one": [],
+        "not measured again (the same measured_at: a row the new run kept)": [],
+    }
+    for name in sorted(old.keys() | new.keys()):
+        if name not in new or name not in old:
+            skipped["only in old" if name not in new else "only in new"].append(name)
+            continue
+        a, b = norm_cost(old[name]), norm_cost(new[name])
+        if not a or not b:
+            skipped["no normalized cost in one"].append(name)
+            continue
+        if old[name].get("measured_at") and old[name].get("measured_at") == new[name].get("measured_at"):
+            skipped["not measured again (the same measured_at: a row the new run kept)"].append(name)
+            continue
+        compared.append(
+            {
+                "name": name,
+                "cost": (a, b),
+                "ratio": b / a,
+                "max_min": max(a, b) / min(a, b),
+                "reproduces": stable(b / a, tolerance),
+                "latency_p50_ms": (old[name].get("latency_p50_ms"), new[name].get("latency_p50_ms")),
+                "machine_gflops": (old[name].get("machine_gflops"), new[name].get("machine_gflops")),
+                "other_load": (old[name].get("other_load", ""), new[name].get("other_load", "")),
+                "busy": (bench_results.row_is_busy(old[name]), bench_results.row_is_busy(new[name])),
+                "measured_at": (old[name].get("measured_at", ""), new[name].get("measured_at", "")),
+                "hardware": (old[name].get("hardware", ""), new[name].get("hardware", "")),
+            }
+        )
+    return compared, skipped
+
+
+def cost_report(rows: list[dict], skipped: dict[str, list], tolerance: float) -> str:
+    """The comparison as a Markdown table, then the entries not compared, by reason."""
+    lines = [
+        f"| entry | norm. cost old / new | new / old | max / min | p50 old / new (ms) | GEMM GFLOP/s old / new "
+        f"| other load old / new | busy old / new | within {tolerance:.0%} |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        busy = " / ".join("yes" if flag else "no" for flag in r["busy"])
+        lines.append(
+            f"| `{r['name']}` | {r['cost'][0]:.4g} / {r['cost'][1]:.4g} | {r['ratio']:.3f} | {r['max_min']:.3f} | "
+            f"{r['latency_p50_ms'][0]} / {r['latency_p50_ms'][1]} | {r['machine_gflops'][0]} / "
+            f"{r['machine_gflops'][1]} | {r['other_load'][0]} / {r['other_load'][1]} | {busy} | "
+            f"{'ok' if r['reproduces'] else 'NO'} |"
+        )
+    for r in rows:
+        if r["hardware"][0] != r["hardware"][1]:
+            lines.append(f"`{r['name']}` was timed on other hardware: {r['hardware'][0]!r}, then {r['hardware'][1]!r}")
+    for reason, names in skipped.items():
+        if names:
+            lines.append(f"not compared, {reason}: {', '.join(names)}")
+    return "\n".join(lines)
+
+
+def main_compare(old_path: Path, new_path: Path, tolerance: float) -> int:
+    """``--compare``: the report, and 0 when every entry compared reproduces within ``tolerance``, else 1."""
+    try:
+        old, new = cost_rows(old_path), cost_rows(new_path)
+    except (OSError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    rows, skipped = compare_costs(old, new, tolerance)
+    print(cost_report(rows, skipped, tolerance))
+    failed = [r["name"] for r in rows if not r["reproduces"]]
+    busy = [r["name"] for r in rows if any(r["busy"])]
+    note = f"; rows timed busy (a run with --allow-busy): {', '.join(busy)}" if busy else ""
+    if not rows:
+        print(f"no entry has a normalized cost in both {old_path} and {new_path}: nothing reproduced")
+        return 1
+    if failed:
+        print(f"{len(failed)} of {len(rows)} entries outside {tolerance:.0%}: {', '.join(failed)}{note}")
+        return 1
+    print(f"every normalized cost reproduces within {tolerance:.0%} ({len(rows)} entries){note}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.tolerance <= 0 or args.min_run_time <= 0 or args.n < 1 or args.rounds < 1 or args.max_load < 0:
         parser().error(
             "--tolerance and --min-run-time must be above 0, --n and --rounds at least 1, --max-load at least 0"
         )
+    if args.compare:
+        return main_compare(*args.compare, args.tolerance)
     subjects = bench.default_subjects(args.registry, args.judge)
     if args.only:
         subjects = [s for s in subjects if any(fnmatch.fnmatch(s.name, pattern) for pattern in args.only)]
