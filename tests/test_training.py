@@ -57,9 +57,24 @@ def backbone_for(config_path, tiny_backbones):
     return tiny_backbones[next((kind for kind in ("eurobert", "modernbert", "mpnet") if kind in backbone), "bert")]
 
 
+def teacher_arguments(config_path, backbone: str, folder: Path) -> list[str]:
+    """For a config that distils from a teacher (a trained judge's folder, not in a fresh checkout): a tiny judge
+    of the config's format exported to ``folder``, made the backbone and the teacher, and one layer kept."""
+    init_args = yaml.safe_load((ROOT / config_path).read_text())["model"]["init_args"]
+    if "teacher" not in init_args:
+        return []
+    teacher = EncoderJudge(backbone=backbone, format=JudgeFormat(**init_args["format"])).export(folder)
+    return [
+        f"--model.init_args.backbone={teacher}",
+        f"--model.init_args.teacher={teacher}",
+        "--model.init_args.layers=[1]",
+    ]
+
+
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.usefixtures("run_folder")
 def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
+    backbone = backbone_for(config, tiny_backbones)
     cli = run_lightning_cli(
         [
             "fit",
@@ -70,7 +85,8 @@ def test_fast_dev_run_of_every_config(config, tiny_backbones, tmp_path):
             "--trainer.strategy=auto",
             "--trainer.precision=32-true",
             f"--trainer.default_root_dir={tmp_path}",
-            f"--model.init_args.backbone={backbone_for(config, tiny_backbones)}",
+            f"--model.init_args.backbone={backbone}",
+            *teacher_arguments(config, backbone, tmp_path / "teacher"),
             *SMALL_DATA,
         ]
     )

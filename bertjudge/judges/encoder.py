@@ -1,5 +1,6 @@
 """``EncoderJudge``: any Hugging Face encoder with a classification head, trained with BCE; optionally a
-second, error-type head beside it (``error_head``) that names the kind of error of a wrong answer."""
+second, error-type head beside it (``error_head``) that names the kind of error of a wrong answer, and
+optionally distilled from a trained judge's logits (``teacher``) into fewer of its layers (``layers``)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,26 @@ def score_layer_name(model) -> str:
     return names[-1]
 
 
+def keep_layers(model, layers: list[int]) -> None:
+    """Keep only ``layers`` (indices, in this order) of ``model``'s encoder stack — its module list of
+    ``config.num_hidden_layers`` blocks — and say so in its config, so that it saves and loads as a shallower
+    model of the same architecture."""
+    total = model.config.num_hidden_layers
+    stacks = [
+        name
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.ModuleList) and len(module) == total
+    ]
+    if len(stacks) != 1:
+        raise ValueError(f"{type(model).__name__}: found {len(stacks)} stacks of {total} layers, not one")
+    if not layers or len(set(layers)) != len(layers) or not all(isinstance(i, int) and 0 <= i < total for i in layers):
+        raise ValueError(f"layers must be distinct indices of the backbone's {total} layers, got {layers!r}")
+    parent, _, attribute = stacks[0].rpartition(".")
+    stack = model.get_submodule(stacks[0])
+    setattr(model.get_submodule(parent) if parent else model, attribute, torch.nn.ModuleList(stack[i] for i in layers))
+    model.config.num_hidden_layers = len(layers)
+
+
 def deciding_sequences(logits: torch.Tensor, owner: torch.Tensor, n: int) -> torch.Tensor:
     """For each of ``n`` records, the index of its sequence with the largest logit (the one that decided
     its verdict, as ``record_logits`` takes the max), given each sequence's record ``owner``."""
@@ -70,6 +91,15 @@ class EncoderJudge(JudgeModule):
             names in judge.json's ``error_types``; ``error_types()`` and ``details()`` report it.
         error_head_weight: the error-type loss's weight in the training loss (binary loss + weight x
             error-type loss).
+        layers: keep only these layers of the backbone's encoder (indices, in order; e.g. ``[0, 2, 4]`` of a
+            6-layer judge: a student half as deep, started from its teacher's weights, as DistilBERT was).
+        teacher: an exported encoder judge (a folder) to distil from: the training loss is the binary
+            cross-entropy against the teacher's P(correct) (its raw logit over ``distill_temperature``),
+            mixed with the labels' loss by ``distill_weight``. The teacher reads the same input: its format and
+            tokenizer must be the student's (make the teacher's folder the backbone). It is not part of the
+            student's weights, checkpoints or export.
+        distill_weight: the teacher's share of the loss (1: the teacher's scores alone, the labels unread).
+        distill_temperature: both logits are divided by it before the sigmoid, the loss multiplied by its square.
         **kwargs: the recipe and calibration arguments of ``JudgeModule``.
     """
 
@@ -92,6 +122,10 @@ class EncoderJudge(JudgeModule):
         bias: float = 0.0,
         error_head: bool = False,
         error_head_weight: float = 0.5,
+        layers: list[int] | None = None,
+        teacher: str | None = None,
+        distill_weight: float = 1.0,
+        distill_temperature: float = 1.0,
     ):
         super().__init__(format, lr, warmup_ratio, weight_decay, effective_batch_size, threshold, temperature, bias)
         if num_labels not in (1, 2):
@@ -100,6 +134,11 @@ class EncoderJudge(JudgeModule):
             isinstance(error_head_weight, (int, float)) and math.isfinite(error_head_weight) and error_head_weight >= 0
         ):
             raise ValueError(f"error_head_weight must be a number of at least 0, got {error_head_weight!r}")
+        if not 0.0 <= distill_weight <= 1.0 or distill_temperature <= 0:
+            raise ValueError(
+                f"distill_weight must be in [0, 1] and distill_temperature above 0, got {distill_weight!r} and "
+                f"{distill_temperature!r}"
+            )
         self.save_hyperparameters(ignore=["format"])
         self.hparams["format"] = self.format.to_dict()
         path = backbones.resolve(backbone)
@@ -122,6 +161,8 @@ class EncoderJudge(JudgeModule):
 
             config = AutoConfig.from_pretrained(path, trust_remote_code=False, **overrides)
             self.model = AutoModelForSequenceClassification.from_config(config)
+        if layers is not None:
+            keep_layers(self.model, layers)
         if self.model.config.pad_token_id is None and self.tokenizer.pad_token_id is not None:
             self.model.config.pad_token_id = self.tokenizer.pad_token_id
         if len(self.tokenizer) > self.model.get_input_embeddings().num_embeddings:
@@ -132,10 +173,44 @@ class EncoderJudge(JudgeModule):
         if self.format.reference_type and getattr(self.model.config, "type_vocab_size", 0) < 2:
             raise ValueError(f"{backbone} has no token types: set format.reference_type=false")
         self.provenance = {"backbone": backbone}
+        if layers is not None:
+            self.provenance["layers"] = list(layers)
+        self._teacher: list[EncoderJudge] = []  # a list: not a submodule, so not in the student's state or export
+        if teacher is not None:
+            if error_head:
+                raise ValueError("a judge distilled from a teacher has no error-type head: set error_head=false")
+            self._teacher.append(self._load_teacher(teacher))
+            self.provenance["distilled_from"] = teacher
         self.error_type_names: list[str] | None = None  # the head's output names; None: no error-type head
         self.error_classifier: torch.nn.Linear | None = None
         if error_head:
             self._build_error_head(list(ERROR_TYPES))
+
+    def _load_teacher(self, folder: str) -> EncoderJudge:
+        """The exported judge in ``folder``, frozen, after checking it reads what this judge reads."""
+        teacher = EncoderJudge.from_export(folder)
+        if teacher.format.to_dict() != self.format.to_dict():
+            raise ValueError(
+                f"teacher {folder}: its format {teacher.format.to_dict()} is not this judge's "
+                f"{self.format.to_dict()}; a teacher must read the same input"
+            )
+        if teacher.tokenizer.get_vocab() != self.tokenizer.get_vocab():
+            raise ValueError(f"teacher {folder}: its tokenizer is not this judge's (make its folder the backbone)")
+        return teacher.requires_grad_(False).eval()
+
+    def distillation_loss(self, logits: torch.Tensor, batch: dict) -> torch.Tensor:
+        """Binary cross-entropy of the record ``logits`` against the teacher's P(correct) on the same batch
+        (both over ``distill_temperature``, times its square), mixed with the labels' loss by ``distill_weight``."""
+        teacher = self._teacher[0]
+        if next(teacher.parameters()).device != logits.device:
+            teacher.to(logits.device)
+        with torch.no_grad():
+            target = torch.sigmoid(teacher.record_logits(batch).float() / self.hparams.distill_temperature)
+        t, w = self.hparams.distill_temperature, self.hparams.distill_weight
+        soft = F.binary_cross_entropy_with_logits(logits.float() / t, target) * t * t
+        if w == 1.0:
+            return soft
+        return w * soft + (1 - w) * F.binary_cross_entropy_with_logits(logits, batch["labels"])
 
     def _build_error_head(self, names: list[str]) -> None:
         """A Linear layer from the verdict classifier's input (``score_layer_name``) to one logit per name."""
@@ -198,6 +273,10 @@ class EncoderJudge(JudgeModule):
         return batch["error_type"]
 
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
+        if self._teacher:
+            loss = self.distillation_loss(self.record_logits(batch), batch)
+            self.log("train/loss", loss, prog_bar=True, batch_size=len(batch["ids"]))
+            return loss
         if self.error_classifier is None:
             return super().training_step(batch, batch_idx)
         logits, error_logits = self.record_heads(batch)
