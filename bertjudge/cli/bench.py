@@ -55,6 +55,13 @@ def parser() -> argparse.ArgumentParser:
     )
     run_p.add_argument("--no-timing", action="store_true", help="count FLOPs (and accuracy) only, do not time")
     run_p.add_argument(
+        "--max-accuracy-minutes",
+        type=float,
+        default=bench.MAX_ACCURACY_MINUTES,
+        help="a judge whose latency at batch 1 x the rows of the --data sets is above this is costed, not scored; "
+        f"its row says why (default {bench.MAX_ACCURACY_MINUTES:g}; untimed judges are always scored)",
+    )
+    run_p.add_argument(
         "--min-run-time",
         type=float,
         default=bench_timing.MIN_RUN_TIME,
@@ -162,6 +169,8 @@ def _check_run_args(args: argparse.Namespace) -> None:
         raise CommandError("--rounds must be at least 1", usage=True)
     if args.max_load < 0:
         raise CommandError("--max-load must be at least 0", usage=True)
+    if args.max_accuracy_minutes <= 0:
+        raise CommandError("--max-accuracy-minutes must be above 0", usage=True)
     if args.old_eval:
         raise CommandError(f"--eval is now --data: use --data {args.old_eval}", usage=True)
     for data in args.data or ():
@@ -238,6 +247,7 @@ def _measure(args: argparse.Namespace) -> int:
             tokenizer=tokenizer,
             min_run_time=args.min_run_time,
             max_load=args.max_load,
+            max_accuracy_minutes=args.max_accuracy_minutes,
         )
         for subject, (cost, _) in zip(subjects, results):
             if cost is None:  # failed in its first round: said above

@@ -62,7 +62,7 @@ from bertjudge.evaluation.bench_flops import (
     build_model,
     judgment_flops,
 )
-from bertjudge.evaluation.bench_results import CATEGORIES, HEADLINE_SET, ROOT
+from bertjudge.evaluation.bench_results import CATEGORIES, HEADLINE_SET, NOT_SCORED, ROOT
 from bertjudge.evaluation.bench_timing import (
     MAX_LOAD,
     MAX_TIMED_PARAMS,
@@ -99,6 +99,9 @@ SPEC_SUBJECTS = (
     ("by-category.all-real", "routing", "by-category:{folder}?multiple_choice=regex", ALL_REAL),
 )
 TIMED_ROWS = 100  # a whole judge's latency: this many rows of the headline set, judged one at a time
+# a judge whose latency at batch 1 × the rows of the evaluation sets is above this is costed but not scored (its row
+# says why: a generative judge that reasons before its verdict, on a CPU)
+MAX_ACCURACY_MINUTES = 15.0
 
 # generative baselines costed without a trained judge: (architecture, mode)
 GENERATIVE_BASELINES = [
@@ -160,19 +163,30 @@ def default_subjects(registry=None, folders=()) -> list[Subject]:
 
 
 def folder_subject(folder: Path, name: str | None = None, architecture: str | None = None) -> Subject:
-    """A subject for an exported judge folder; named ``<arch>.<run name>`` unless ``name`` is given."""
+    """A subject for an exported judge folder (a trained judge, or a prompted one: an off-the-shelf LLM behind the
+    judging prompt, whose ``judge.json`` names its model); named ``<arch>.<run name>`` unless ``name`` is given."""
     config = json.loads((folder / "judge.json").read_text())
     prov = config.get("provenance", {})
-    arch = architecture or arch_for_backbone(prov.get("backbone", "")) or "custom"
-    kind = config.get("mode", "encoder") if "Generative" in config["class"] else "encoder"
+    prompted = isinstance(config.get("backend"), dict)  # bertjudge.judges.backends.PromptedJudge
+    backbone = config["backend"].get("model", "") if prompted else prov.get("backbone", "")
+    arch = architecture or arch_for_backbone(backbone) or "custom"
+    generative = prompted or "Generative" in config["class"]
     return Subject(
         name or f"{arch}.{prov.get('name', folder.parent.name)}",
-        kind,
+        config.get("mode", "encoder") if generative else "encoder",
         arch,
-        JudgeFormat.from_dict(config["format"]),
+        JudgeFormat(order=config["order"]) if prompted else JudgeFormat.from_dict(config["format"]),
         folder,
         config.get("num_labels", 1),
     )
+
+
+def network(judge) -> tuple:
+    """(model, tokenizer) a judge loaded from a folder computes with: a trained judge's own, or the causal LM a
+    prompted judge's backend runs here (a prompted judge on a server has none here to cost: ``BenchError``)."""
+    if judge.model is None:
+        raise BenchError(f"{judge.name}: no model runs here to cost (a prompted judge on a server)")
+    return judge.model, judge.tokenizer
 
 
 def spec_subjects() -> list[Subject]:
@@ -319,12 +333,15 @@ def measure(
     min_run_time: float = MIN_RUN_TIME,
     max_load: float = MAX_LOAD,
     with_accuracy: bool = True,
+    max_accuracy_minutes: float = MAX_ACCURACY_MINUTES,
 ) -> tuple[dict, list[dict]]:
     """(cost row, accuracy rows) of one subject: ``records`` give the token length (and the regex judge's
     timing), each of ``eval_sets`` an accuracy row of a judge that runs here (timed or not; none without
-    ``with_accuracy``; a spec subject is timed on the headline set's rows). A timed row carries the machine's
-    load while it was timed and ``busy`` when others took more than ``max_load`` per core; whether a busy row is
-    written is the caller's choice."""
+    ``with_accuracy``; a spec subject is timed on the headline set's rows). A judge folder whose latency at batch 1
+    times the rows of ``eval_sets`` is above ``max_accuracy_minutes`` is not scored: its row's notes say so and
+    why (``too_slow_to_score``; untimed, it is scored). A timed row carries the machine's load while it was timed
+    and ``busy`` when others took more than ``max_load`` per core; whether a busy row is written is the caller's
+    choice."""
     import torch
 
     env = environment(device, dtype)
@@ -339,10 +356,12 @@ def measure(
     judge = None
     if subject.folder is not None:
         judge = Judge.load(str(subject.folder))
-        tokenizer_used, config = judge.tokenizer, judge.model.config
+        model, tokenizer_used = network(judge)
+        config = model.config
         folder = Path(subject.folder).resolve()
         shown = folder.relative_to(Path.cwd()) if folder.is_relative_to(Path.cwd()) else folder  # no machine paths
-        row.update(config_source=str(shown), weights="trained (exported judge)")
+        trained = "weights" in judge.features
+        row.update(config_source=str(shown), weights="trained (exported judge)" if trained else "pretrained, prompted")
     else:
         arch = ARCHITECTURES[subject.architecture]
         tokenizer_used, config = tokenizer or proxy_tokenizer(), arch.make_config()
@@ -386,10 +405,26 @@ def measure(
         row["busy"] = "yes" if is_busy(timed["other_load_raw"], max_load) else ""
         row["notes"] = _join(row.get("notes"), timed["notes"])
     accuracy = []
-    if judge is not None and eval_sets and with_accuracy:
-        judge.to(device=device, dtype=torch_dtype)
+    slow = too_slow_to_score(row, eval_sets, max_accuracy_minutes) if judge is not None else ""
+    row["notes"] = _join(row.get("notes"), slow)
+    if judge is not None and eval_sets and with_accuracy and not slow:
+        judge.place(device, torch_dtype)
         accuracy = _accuracies(_pinned(judge, dtype), eval_sets, env, row)
     return row, accuracy
+
+
+def too_slow_to_score(row: dict, eval_sets: list[EvalSet], max_minutes: float) -> str:
+    """Why a timed judge is not scored on ``eval_sets`` (its latency p50 at batch 1 × their rows above
+    ``max_minutes``; a note that starts with ``NOT_SCORED``, which the table shows as the reason), or ""."""
+    p50, n = row.get("latency_p50_ms"), sum(len(s.records) for s in eval_sets)
+    if p50 in (None, "") or not n or p50 / 1000 * n <= max_minutes * 60:
+        return ""
+    hours = p50 / 1000 * n / 3600
+    return (
+        f"{NOT_SCORED}: ≈ {p50 / 1000:.3g} s per row (latency p50 at batch 1, on {row.get('hardware') or 'this machine'})"
+        f": ≈ {hours:.2g} hours for the {n:,} rows of {' + '.join(s.name for s in eval_sets)}, above the "
+        f"{max_minutes:g}-minute budget (bench run --max-accuracy-minutes)"
+    )
 
 
 def _accuracies(judge, eval_sets, env: dict, row: dict) -> list[dict]:
@@ -519,7 +554,7 @@ def _time_subject(subject, config, model_kind, tokens, device, torch_dtype, k, m
     with PeakMemory(device) as peak:
         if subject.folder is not None:
             judge = Judge.load(str(subject.folder))
-            model = judge.model
+            model = network(judge)[0]
         else:
             model = build_model(config, model_kind, subject.num_labels, "cpu", torch_dtype, attn=None)
         model = model.to(device=device, dtype=torch_dtype).eval()

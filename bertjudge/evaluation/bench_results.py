@@ -58,6 +58,8 @@ COST_FIELDS = [
 # chosen since (data/real/README.md, docs/real-outputs.md): their rows stay in the CSVs, v1's are not shown
 HEADLINE_SET = "real-test-v3"
 SHOWN_SETS = (HEADLINE_SET, "real-test-v2")
+# how a cost row's notes begin the reason its judge was costed but not scored (bench.too_slow_to_score)
+NOT_SCORED = "not scored here"
 NORM_COST = "norm. cost (ms × GFLOP/s / 1000)"  # latency p50 × the machine's GEMM speed: GFLOP-equivalents
 CATEGORIES = ("open_qa", "multiple_choice", "context_extraction", "open_math")
 ACCURACY_FIELDS = [
@@ -179,7 +181,8 @@ def normalized_cost(row: dict) -> float | str:
 
 def not_measured_reason(row: dict, entry, measured_on: list[str], registry=None) -> str:
     """Why a cost row has no accuracy on ``HEADLINE_SET``, from data: the zoo ``entry`` (None: not in the registry)
-    and its source's scheme and folder, the row's weights and parameters, the sets it was measured on instead."""
+    and its source's scheme and folder, the row's weights and parameters, its note when it was too slow to score
+    here (``NOT_SCORED``), the sets it was measured on instead."""
     reasons = []
     params = _float(row.get("params"))
     if entry is not None and entry.uri.scheme in ("hf", "https"):
@@ -203,6 +206,8 @@ def not_measured_reason(row: dict, entry, measured_on: list[str], registry=None)
             f"too large for this CPU ({params / 1e9:.1f}B parameters; timed below {MAX_TIMED_PARAMS / 1e9:g}B): "
             "FLOPs only, needs a GPU"
         )
+    # a judge too slow to score the sets here: the note bench run wrote (its latency per row and the time it would take)
+    reasons += [note for note in str(row.get("notes") or "").split("; ") if note.startswith(NOT_SCORED)]
     if not reasons and measured_on:
         reasons.append(f"not measured on {HEADLINE_SET} yet; only on {', '.join(measured_on)}")
     return "; ".join(reasons)

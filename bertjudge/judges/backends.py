@@ -74,6 +74,16 @@ class Backend:
     def verdict_logits(self, conversations: list[list[dict]]) -> list[float]:
         raise BackendError(f"the {self.kind} backend gives no verdict log-probabilities: use reasoning mode")
 
+    def place(self, device=None, dtype=None) -> Backend:
+        """Move the model it runs here to ``device`` and cast its weights to ``dtype``; a model that runs elsewhere
+        (a server, an engine that places its own) stays as it is. Returns the backend."""
+        return self
+
+    def local_model(self) -> tuple | None:
+        """(model, tokenizer) of the causal LM it runs in this process, as transformers objects; None when the model
+        runs elsewhere (a server, an engine of its own)."""
+        return None
+
 
 def chat_prompts(tokenizer, conversations: list[list[dict]], thinking: bool = False) -> list[str]:
     """Each conversation through the model's chat template, ending with the assistant's header.
@@ -134,6 +144,16 @@ class TransformersBackend(Backend):
     def config(self) -> dict:
         return {"kind": self.kind, "model": self.name, "batch_size": self.batch_size, "thinking": self.thinking}
 
+    def local_model(self) -> tuple:
+        return self.model, self.tokenizer
+
+    def place(self, device=None, dtype=None) -> TransformersBackend:
+        if device is not None or dtype is not None:
+            self.model.to(device=device, dtype=dtype)
+        if device is not None:
+            self.device = str(device)
+        return self
+
     def _batches(self, conversations: list[list[dict]]):
         prompts = chat_prompts(self.tokenizer, conversations, self.thinking)
         for start in range(0, len(prompts), self.batch_size):
@@ -152,14 +172,24 @@ class TransformersBackend(Backend):
         ]
 
     def verdict_logits(self, conversations: list[list[dict]]) -> np.ndarray:
+        """One forward pass per batch; the prompts are batched longest first (alike lengths, little padding) and the
+        logits returned in input order. Positions count real tokens only, so a prompt's logit does not depend on the
+        batch it is in (up to float rounding)."""
         import torch
 
-        out = []
+        prompts = chat_prompts(self.tokenizer, conversations, self.thinking)
+        ids = self.tokenizer(prompts, add_special_tokens=False)["input_ids"]
+        order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+        out = np.full(len(ids), np.nan)
         with torch.inference_mode():
-            for ids, mask in self._batches(conversations):  # left padding: the prompt ends in the last column
-                last = torch.full((len(ids),), ids.shape[1] - 1, device=ids.device)
-                out += verdict_logits(self.model, ids, mask, self.verdict_ids, last).cpu().tolist()
-        return np.array(out, dtype=float)
+            for start in range(0, len(order), self.batch_size):
+                rows = order[start : start + self.batch_size]
+                batch = self.tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt").to(self.device)
+                width = batch["input_ids"].shape[1]  # left padding: every prompt ends in the last column
+                last = torch.full((len(rows),), width - 1, device=self.device)
+                logits = verdict_logits(self.model, batch["input_ids"], batch["attention_mask"], self.verdict_ids, last)
+                out[rows] = logits.cpu().numpy()
+        return out
 
 
 class VLLMBackend(Backend):
@@ -465,6 +495,21 @@ class PromptedJudge(BaseJudge):
     @property
     def name(self) -> str:
         return f"{self.backend.kind}:{self.backend.config()['model']}@{prompt_version(self.mode)}/{self.mode}"
+
+    def place(self, device=None, dtype=None) -> PromptedJudge:
+        """Move the backend's model to ``device`` and cast it to ``dtype`` when it runs here (``Backend.place``)."""
+        self.backend.place(device, dtype)
+        return self
+
+    @property
+    def model(self):
+        """The causal LM that judges, when it runs in this process (``Backend.local_model``); else None."""
+        return (self.backend.local_model() or (None, None))[0]
+
+    @property
+    def tokenizer(self):
+        """The tokenizer of ``model`` (None when the model runs elsewhere)."""
+        return (self.backend.local_model() or (None, None))[1]
 
     def conversation(self, record: dict) -> list[dict]:
         texts = {
