@@ -37,7 +37,8 @@ def add_precision_flag(parser: argparse.ArgumentParser) -> None:
         f"{CHECK_ROWS} built-in check rows (at least {AGREEMENT * 100:.1f}%%) and its scores stay within "
         f"{SCORE_TOLERANCE['bf16']:g}, else fp32: the same mode for a judge on a machine whatever the input, said in "
         "one line. fp32: the exact fp32 scores, no check. bf16 (autocast), int8 (dynamic quantization, CPU), onnx "
-        f"(the network exported to ONNX Runtime once per run; needs {ONNX_INSTALL})",
+        "(the network exported to ONNX Runtime once per run), int8-static (that export quantized to int8, activation "
+        f"ranges calibrated on built-in rows, CPU; onnx and int8-static need {ONNX_INSTALL})",
     )
 
 

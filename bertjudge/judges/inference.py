@@ -44,13 +44,21 @@ from bertjudge.core.collate import pad_batch
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import expand_references
 from bertjudge.core.records import normalize
+from bertjudge.judges.calibration_rows import ROWS as CALIBRATION_ROWS
 from bertjudge.judges.check_rows import ROWS
 
-PRECISIONS = ("fp32", "bf16", "int8", "onnx")  # onnx only where its extra is installed (available_precisions)
+PRECISIONS = (
+    "fp32",
+    "bf16",
+    "int8",
+    "onnx",
+    "int8-static",
+)  # ONNX_MODES only with the onnx extra (available_precisions)
+ONNX_MODES = ("onnx", "int8-static")  # the modes ONNX Runtime runs
 # max |P(mode) - P(fp32)| allowed on the check set. onnx runs the same fp32 weights in other kernels: it differs
 # from fp32 by float rounding only (measured: 6e-8 on a tiny random BERT, at most 7.1e-6 on runs/quickstart/judge
 # over 512 dev rows), so 1e-3 leaves room for deeper networks and other kernels and still refuses a wrong graph.
-SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1, "onnx": 1e-3}
+SCORE_TOLERANCE = {"fp32": 0.0, "bf16": 0.1, "int8": 0.1, "onnx": 1e-3, "int8-static": 0.1}
 AGREEMENT = 0.999  # share of verdicts that must agree with fp32 on the check set
 # auto's check set (check_rows.ROWS): the same rows for every judge and every call, so that the mode chosen depends on
 # the judge and the machine only, not on the rows scored first
@@ -60,12 +68,17 @@ CPU_TOKEN_BUDGET = 2048  # the largest default batch on a CPU (rows x padded len
 GPU_TOKEN_BUDGET = 16384
 ONNX_PACKAGES = ("onnxruntime", "onnxscript")  # run, and export (torch.onnx's exporter needs onnxscript and onnx)
 ONNX_INSTALL = "pip install 'bertjudge[onnx]'"
+INT8_STATIC_CALIBRATION = (
+    "MinMax"  # onnxruntime.quantization.CalibrationMethod's name (benchmarks/README.md, Static int8)
+)
 _COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> {mode: (tensor state, its copy)}
 _ONNX_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> (tensor state, ORT session)
+_INT8_STATIC_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # the same, of the quantized graph
 
 
 class OnnxError(BertJudgeError):
-    """The onnx mode cannot run: its packages are missing, or the judge's forward does not export."""
+    """An ONNX mode (onnx, int8-static) cannot run: its packages are missing, or the judge's forward does not export
+    (or its graph does not quantize)."""
 
 
 def onnx_available() -> bool:
@@ -74,8 +87,9 @@ def onnx_available() -> bool:
 
 
 def available_precisions() -> tuple[str, ...]:
-    """The modes this installation can run: ``PRECISIONS`` less ``onnx`` when its extra is missing."""
-    return tuple(p for p in PRECISIONS if p != "onnx" or onnx_available())
+    """The modes this installation can run: ``PRECISIONS`` less ``onnx`` and ``int8-static`` (``ONNX_MODES``) when
+    the onnx extra is missing."""
+    return tuple(p for p in PRECISIONS if p not in ONNX_MODES or onnx_available())
 
 
 @functools.cache
@@ -162,9 +176,9 @@ class InferenceEngine:
             token_budget = default_token_budget(_device_of(judge))
         if token_budget < 1:
             raise ValueError(f"token_budget must be at least 1, got {token_budget}")
-        if precision == "onnx" and not onnx_available():
+        if precision in ONNX_MODES and not onnx_available():
             missing = [name for name in ONNX_PACKAGES if importlib.util.find_spec(name) is None]
-            raise OnnxError(f"precision 'onnx' needs {' and '.join(missing)}: {ONNX_INSTALL}")
+            raise OnnxError(f"precision {precision!r} needs {' and '.join(missing)}: {ONNX_INSTALL}")
         self.judge, self.precision, self.token_budget = judge, precision, token_budget
 
     def network(self):
@@ -222,8 +236,8 @@ class InferenceEngine:
         """The forward pass of this mode, as a function from a padded batch (``input_ids``, ``attention_mask``:
         CPU tensors) to its logits (a NumPy array); a torch network is in eval mode while it is used. Every
         mode reads the same token ids: only the network that turns them into logits differs."""
-        if self.precision == "onnx":
-            session = onnx_session(self.judge)
+        if self.precision in ONNX_MODES:
+            session = (onnx_session if self.precision == "onnx" else int8_static_session)(self.judge)
             yield lambda input_ids, attention_mask: session.run(
                 None, {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.numpy()}
             )[0]
@@ -293,28 +307,111 @@ def onnx_session(judge):
     judge folder is input that is fingerprinted and never written to, an in-memory judge has no folder, and
     a cache on disk would need keys, invalidation and cleanup for an export that takes seconds. It is
     re-exported when the judge's tensors change (``tensor_state``)."""
+    return _cached_session(_ONNX_SESSIONS, judge, quantized=False)
+
+
+def int8_static_session(judge):
+    """The ONNX Runtime session of ``judge``'s forward quantized statically to int8 (``quantize_int8_static``),
+    made once per judge and process and made again when its tensors change, as ``onnx_session``'s."""
+    return _cached_session(_INT8_STATIC_SESSIONS, judge, quantized=True)
+
+
+def _cached_session(cache: weakref.WeakKeyDictionary, judge, quantized: bool):
     state = tensor_state(judge)
-    cached = _ONNX_SESSIONS.get(judge)
+    cached = cache.get(judge)
     if cached is None or cached[0] != state:
-        _ONNX_SESSIONS[judge] = (state, _new_session(judge))
-    return _ONNX_SESSIONS[judge][1]
+        cache[judge] = (state, _new_session(judge, quantized))
+    return cache[judge][1]
 
 
-def _new_session(judge):
-    """Export ``judge``'s forward (dynamic batch and sequence axes) and open it in ONNX Runtime: CUDA when
-    this ONNX Runtime has it, else the CPU, with as many intra-op threads as torch uses."""
+def _new_session(judge, quantized: bool = False):
+    """Export ``judge``'s forward (dynamic batch and sequence axes), quantize it when ``quantized``
+    (``quantize_int8_static``) and open it in ONNX Runtime: CUDA when this ONNX Runtime has it and the graph is not
+    quantized (the int8 kernels used here are the CPU's), else the CPU, with as many intra-op threads as torch uses."""
     import onnxruntime
 
     with tempfile.TemporaryDirectory(prefix="bertjudge-onnx-", ignore_cleanup_errors=True) as tmp:
         path = f"{tmp}/model.onnx"  # a file, not bytes: its weights may go to a side file past protobuf's 2 GB
         _export(judge, path)
+        if quantized:
+            path = quantize_int8_static(judge, path, f"{tmp}/int8-static.onnx")
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = torch.get_num_threads()
         options.log_severity_level = 3  # errors only: ORT warns about unused initializers and the like
-        providers = [
-            p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in onnxruntime.get_available_providers()
-        ]
+        wanted = ("CPUExecutionProvider",) if quantized else ("CUDAExecutionProvider", "CPUExecutionProvider")
+        providers = [p for p in wanted if p in onnxruntime.get_available_providers()]
         return onnxruntime.InferenceSession(path, options, providers=providers)
+
+
+def calibration_set() -> list[dict]:
+    """The rows ``int8-static`` calibrates its activations on (``calibration_rows.ROWS``: 256 rows of the embedded
+    corpus's validation split drawn with another seed than the check set's, none of them a check row), as records;
+    new copies at each call."""
+    return [normalize(copy.deepcopy(row), f"calibration row {i}") for i, row in enumerate(CALIBRATION_ROWS)]
+
+
+def calibration_batches(judge) -> list[dict[str, np.ndarray]]:
+    """The calibration rows as the engine feeds them to the network: tokenized by ``judge``'s encoder (one
+    sequence per reference), sorted by length, cut into batches of at most ``CPU_TOKEN_BUDGET`` tokens, each padded
+    to its longest row."""
+    ids, _ = InferenceEngine(judge, "fp32").encode(calibration_set())
+    batches = token_batches([len(row) for row in ids], CPU_TOKEN_BUDGET)
+    padded = [pad_batch([ids[i] for i in idx], judge.encoder.pad_id) for idx in batches]
+    return [{"input_ids": input_ids.numpy(), "attention_mask": mask.numpy()} for input_ids, mask in padded]
+
+
+def quantize_int8_static(judge, source: str, target: str) -> str:
+    """Quantize the ONNX graph at ``source`` (``judge``'s export) statically to int8 and write it to ``target``:
+    ONNX Runtime's ``quantize_static`` in the QDQ format, the MatMuls' weights int8, symmetric, one scale per output
+    channel, their inputs uint8 with ranges calibrated (``INT8_STATIC_CALIBRATION``) on ``calibration_batches`` —
+    fixed rows, none of them ``auto``'s check rows — except ``int8_static_excluded``'s MatMuls, which stay fp32.
+    Attention (one ONNX Attention op: its two matmuls and softmax) and the pooler and classifier (Gemm) are not
+    MatMuls: they stay fp32 too. Returns ``target``."""
+    import onnx
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    class Rows(CalibrationDataReader):
+        def __init__(self, batches):
+            self.batches = iter(batches)
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    excluded = int8_static_excluded(onnx.load(source, load_external_data=False))
+    try:
+        with _quiet("root"):  # quantize_static logs its advice (run its pre-processing) at warning level
+            quantize_static(
+                source,
+                target,
+                Rows(calibration_batches(judge)),
+                quant_format=QuantFormat.QDQ,
+                op_types_to_quantize=["MatMul"],
+                per_channel=True,
+                reduce_range=False,  # VNNI's u8 x s8 dot products do not saturate: keep the 8th bit
+                activation_type=QuantType.QUInt8,
+                weight_type=QuantType.QInt8,
+                nodes_to_exclude=excluded,
+                calibrate_method=getattr(CalibrationMethod, INT8_STATIC_CALIBRATION),
+                extra_options={"WeightSymmetric": True, "ActivationSymmetric": False},
+            )
+    except Exception as e:  # noqa: BLE001 - whatever the quantizer raises, say which judge and why, in one line
+        why = str(e).strip().splitlines() or [""]
+        raise OnnxError(f"{judge.name}: its ONNX graph does not quantize to int8 ({type(e).__name__}: {why[0]})") from e
+    return target
+
+
+def int8_static_excluded(model) -> list[str]:
+    """The MatMuls of ``model`` (an ONNX graph) that ``int8-static`` leaves in fp32: those that read a Gelu's output
+    (each feed-forward block's second matmul), whose inputs' long positive tail one per-tensor int8 range cannot hold
+    (quantizing them too flipped 3.4% of the quickstart judge's verdicts rather than 0.95%)."""
+    gelu = {name for node in model.graph.node if node.op_type == "Gelu" for name in node.output}
+    return [node.name for node in model.graph.node if node.op_type == "MatMul" and node.input[0] in gelu]
 
 
 @contextlib.contextmanager

@@ -46,8 +46,8 @@ from bertjudge.core.stats import best_threshold
 FEATURES = {
     "export": "export(folder, metrics) writes a judge folder that from_export(folder) and Judge.load load back",
     "calibration": "a temperature and bias on raw logits (logits_records) that `calibrate` refits",
-    "precision": "set_precision(precision, check_records): the inference engine's modes (fp32, bf16, int8, onnx, and "
-    "auto, the default of encoder judges)",
+    "precision": "set_precision(precision, check_records): the inference engine's modes (fp32, bf16, int8, onnx, "
+    "int8-static, and auto, the default of encoder judges)",
     "weights": "trained weights (state_dict) of one architecture, which `soup` averages",
     "routing": "rows are routed to the judges parts() names (describe() says how many went where)",
 }
