@@ -82,6 +82,7 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(installed):
     assert "bertjudge/py.typed" in names  # type checkers read the package's annotations
     assert "bertjudge/zoo/architectures.yaml" in names  # the configs bench costs, beside the registry
     assert "bertjudge/judges/model_card_template.md" in names  # the model card's text, rendered at export
+    assert "bertjudge/judges/calibration_rows.jsonl" in names  # int8-static's calibration rows
     for task in ("gsm8k", "mmlu_pro", "triviaqa"):  # lm-eval tasks with the bertjudge filter: --include_path
         assert f"bertjudge/pipeline/lmeval_tasks/bertjudge_{task}.yaml" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # the Apache-2.0 text travels with it
@@ -103,6 +104,8 @@ def test_a_wheel_installed_in_a_fresh_venv_runs_outside_the_checkout(installed):
     )
     template, card = run([str(python), "-c", card], cwd=work, env=env).stdout.split("\n", 1)
     assert template.startswith(str(venv)) and "inference: false" in card and "## Use with transformers alone" in card
+    calibration = "from bertjudge.judges.inference import calibration_set; print(len(calibration_set()))"
+    assert run([str(python), "-c", calibration], cwd=work, env=env).stdout.split() == ["256"]
     rows = [
         {"question": "What is 2+3?", "candidate": "Final answer: 5", "reference": "5"},
         {"question": "What is 2+3?", "candidate": "Final answer: 6", "reference": "5"},

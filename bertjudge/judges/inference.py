@@ -25,8 +25,10 @@ from __future__ import annotations
 import contextlib
 import copy
 import functools
+import importlib.resources
 import importlib.util
 import itertools
+import json
 import logging
 import math
 import re
@@ -44,7 +46,6 @@ from bertjudge.core.collate import pad_batch
 from bertjudge.core.errors import BertJudgeError
 from bertjudge.core.formats import expand_references
 from bertjudge.core.records import normalize
-from bertjudge.judges.calibration_rows import ROWS as CALIBRATION_ROWS
 from bertjudge.judges.check_rows import ROWS
 
 PRECISIONS = (
@@ -343,11 +344,19 @@ def _new_session(judge, quantized: bool = False):
         return onnxruntime.InferenceSession(path, options, providers=providers)
 
 
+CALIBRATION_ROWS = "calibration_rows.jsonl"  # package data beside this module
+
+
 def calibration_set() -> list[dict]:
-    """The rows ``int8-static`` calibrates its activations on (``calibration_rows.ROWS``: 256 rows of the embedded
-    corpus's validation split drawn with another seed than the check set's, none of them a check row), as records;
-    new copies at each call."""
-    return [normalize(copy.deepcopy(row), f"calibration row {i}") for i, row in enumerate(CALIBRATION_ROWS)]
+    """The rows ``int8-static`` calibrates its activations on, as records read afresh at each call.
+
+    ``calibration_rows.jsonl`` holds 256 rows of the embedded procedural corpus's validation split
+    (``embedded:val?n=256&seed=1``: another seed than the check set's, none of them a check row), kept as they were on
+    2026-12-06 rather than generated, so that the quantized network does not move when the corpus does (and so that
+    the judges layer needs nothing from ``bertjudge.data``)."""
+    text = importlib.resources.files(__package__).joinpath(CALIBRATION_ROWS).read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [normalize(row, f"{CALIBRATION_ROWS}:{i}") for i, row in enumerate(rows, 1)]
 
 
 def calibration_batches(judge) -> list[dict[str, np.ndarray]]:
