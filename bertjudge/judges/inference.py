@@ -418,7 +418,7 @@ def quantize_int8_static(judge, source: str, target: str) -> str:
 def int8_static_excluded(model) -> list[str]:
     """The MatMuls of ``model`` (an ONNX graph) that ``int8-static`` leaves in fp32: those that read a Gelu's output
     (each feed-forward block's second matmul), whose inputs' long positive tail one per-tensor int8 range cannot hold
-    (quantizing them too flipped 3.4% of the quickstart judge's verdicts rather than 0.95%)."""
+    (measured with them: benchmarks/README.md, Static int8)."""
     gelu = {name for node in model.graph.node if node.op_type == "Gelu" for name in node.output}
     return [node.name for node in model.graph.node if node.op_type == "MatMul" and node.input[0] in gelu]
 
