@@ -103,3 +103,20 @@ def test_a_file_source_takes_a_seeded_sample(tmp_path):
     assert [r["id"] for r in sample] == sorted((r["id"] for r in sample), key=lambda i: int(i[1:]))  # file order
     with pytest.raises(ValueError, match="n=21 must be"):
         load_source(f"{tmp_path / 'rows.jsonl'}?split=train&n=21")
+
+
+def test_models_and_exclude_models_keep_or_leave_out_generators(tmp_path):
+    models = ["FiD (DPR+FiD)", "GPT-4", "Bing Chat"]
+    rows = [
+        normalize({"candidate": f"c{i}", "reference": "r", "label": 1, "candidate_model": models[i % 3]})
+        for i in range(9)
+    ]
+    path = write_records(tmp_path / "real.jsonl.gz", rows)
+    assert {r["candidate_model"] for r in load_source(f"{path}?models=GPT-4")} == {"GPT-4"}
+    left = load_source(f"{path}?exclude_models=FiD+(DPR%2BFiD),Bing+Chat&n=2&seed=1")
+    assert len(left) == 2 and {r["candidate_model"] for r in left} == {"GPT-4"}
+    assert len(load_source(f"{path}?exclude_models=GPT-4")) == 6
+    with pytest.raises(RecordError, match=r"no row has candidate_model 'GPT-5' \(there are 'Bing Chat', 'FiD"):
+        load_source(f"{path}?exclude_models=GPT-5")
+    with pytest.raises(RecordError, match="no rows left"):
+        load_source(f"{path}?models=GPT-4&exclude_models=GPT-4")

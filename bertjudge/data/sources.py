@@ -9,8 +9,10 @@
   columns question, reference, candidate, label (needs the network, or a local ``datasets`` cache);
 - a path: a JSONL (``.jsonl`` or gzip-compressed ``.jsonl.gz``) or Parquet file, or a folder of them;
   ``<path>?split=train`` keeps the rows whose ``split`` field is ``train`` (``split=val,test``: several),
-  e.g. ``data/real/champ-rule-v2.jsonl.gz?split=train``; ``&n=N&seed=S`` keeps a seeded sample of N of
-  those rows, in file order.
+  e.g. ``data/real/champ-rule-v2.jsonl.gz?split=train``; ``models=A,B`` / ``exclude_models=A,B`` keep the rows
+  whose ``candidate_model`` is / is not one of these (URL-quoted: ``exclude_models=GPT-4,FiD+(DPR%2BFiD)``; a name
+  no row has is refused, with the names there are), e.g. to leave one generator out; ``&n=N&seed=S`` keeps a
+  seeded sample of N of those rows, in file order.
 
 Any source also takes answer-format options (``bertjudge.data.answer_formats``, ``docs/formats.md``), applied
 after its own selection and seeded by its ``seed``: ``formats=SHARE`` (0 to 1) adds a rendered copy of that
@@ -229,11 +231,12 @@ def _load_base(spec: str) -> list[dict]:
         return load_hub(spec)
     path, args = _file_spec(spec)
     splits = args.pop("split", None)
+    models = {key: args.pop(key).split(",") for key in ("models", "exclude_models") if key in args}
     n = args.pop("n", None)
     seed = _whole(spec, "seed", args.pop("seed", None), 0) or 0
     if args:
         raise RecordError(
-            f"{spec}: unknown options {sorted(args)} (a file source takes split, n and seed, and {', '.join(FORMAT_OPTIONS)}, {QA_AUGMENT_OPTION})"
+            f"{spec}: unknown options {sorted(args)} (a file source takes split, models, exclude_models, n and seed, and {', '.join(FORMAT_OPTIONS)}, {QA_AUGMENT_OPTION})"
         )
     if n is not None:
         _whole(spec, "n", n, 1)
@@ -251,11 +254,28 @@ def _load_base(spec: str) -> list[dict]:
         records = [rec for rec in records if rec["split"] in wanted]
         if not records:
             raise RecordError(f"{path}: no rows with split in {sorted(wanted)}")
+    records = _by_model(spec, records, models)
     if n is not None:  # a seeded sample, in file order
         if int(n) > len(records):
             raise RecordError(f"{spec}: n={n} must be a whole number of at most the {len(records)} rows it holds")
         records = [records[i] for i in sorted(random.Random(seed).sample(range(len(records)), int(n)))]
     return records
+
+
+def _by_model(spec: str, records: list[dict], models: dict[str, list[str]]) -> list[dict]:
+    """``records`` kept to (``models``) or without (``exclude_models``) these candidate models; a name that no row
+    has is a RecordError listing those there are (a typo would otherwise keep or drop nothing silently)."""
+    there = {rec.get("candidate_model") for rec in records}
+    for key, names in models.items():
+        unknown = [name for name in names if name not in there]
+        if unknown:
+            listed = ", ".join(sorted(repr(m) for m in there if m is not None)) or "none"
+            raise RecordError(f"{spec}: {key}: no row has candidate_model {unknown[0]!r} (there are {listed})")
+    keep, drop = set(models.get("models", there)), set(models.get("exclude_models", ()))
+    kept = [rec for rec in records if rec.get("candidate_model") in keep and rec.get("candidate_model") not in drop]
+    if not kept:
+        raise RecordError(f"{spec}: no rows left after models/exclude_models")
+    return kept
 
 
 def load_sources(specs: list[str]) -> list[dict]:
