@@ -27,5 +27,5 @@ for system in "$@"; do
       --test_after_fit false > "$run/fit.log" 2>&1
   "$PY" -m bertjudge evaluate --data "$Q?split=test&models=$name" --judge contains regex "$run/judge" \
       runs/quickstart/judge --against contains --precision fp32 --bootstrap 1000 --output "$run/eval" > "$run/eval.log" 2>&1
-  sed -n '/^## Overall/,/^## Row/p' "$run/eval/report.md" | grep '^| [a-z]' | grep -v '^| judge |' | sed "s/^/$system: /"
+  sed -n '/^## Overall/,/^## Row/p' "$run/eval/report.md" | grep '^| [a-z]' | grep -v '| threshold |' | sed "s/^/$system: /"
 done
