@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 import torch
 from test_inference import rows
+from test_onnx import tiny_judge  # the same tiny random judge as the onnx mode's tests
 
-from bertjudge.core.formats import JudgeFormat
-from bertjudge.judges.encoder import EncoderJudge
 from bertjudge.judges.inference import (
     ONNX_INSTALL,
     PRECISIONS,
@@ -31,10 +30,6 @@ from bertjudge.judges.inference import (
     onnx_session,
     quantize_int8_static,
 )
-
-
-def tiny_judge(backbone: str) -> EncoderJudge:
-    return EncoderJudge(backbone=backbone, format=JudgeFormat(references="each", max_references=2)).eval()
 
 
 @pytest.fixture(scope="module")
