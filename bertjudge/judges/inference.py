@@ -48,13 +48,8 @@ from bertjudge.core.formats import expand_references
 from bertjudge.core.records import normalize
 from bertjudge.judges.check_rows import ROWS
 
-PRECISIONS = (
-    "fp32",
-    "bf16",
-    "int8",
-    "onnx",
-    "int8-static",
-)  # ONNX_MODES only with the onnx extra (available_precisions)
+# ONNX_MODES only where the onnx extra is installed (available_precisions)
+PRECISIONS = ("fp32", "bf16", "int8", "onnx", "int8-static")
 ONNX_MODES = ("onnx", "int8-static")  # the modes ONNX Runtime runs
 # max |P(mode) - P(fp32)| allowed on the check set. onnx runs the same fp32 weights in other kernels: it differs
 # from fp32 by float rounding only (measured: 6e-8 on a tiny random BERT, at most 7.1e-6 on runs/quickstart/judge
@@ -69,9 +64,8 @@ CPU_TOKEN_BUDGET = 2048  # the largest default batch on a CPU (rows x padded len
 GPU_TOKEN_BUDGET = 16384
 ONNX_PACKAGES = ("onnxruntime", "onnxscript")  # run, and export (torch.onnx's exporter needs onnxscript and onnx)
 ONNX_INSTALL = "pip install 'bertjudge[onnx]'"
-INT8_STATIC_CALIBRATION = (
-    "MinMax"  # onnxruntime.quantization.CalibrationMethod's name (benchmarks/README.md, Static int8)
-)
+# int8-static's calibration: onnxruntime.quantization.CalibrationMethod's name (benchmarks/README.md, Static int8)
+INT8_STATIC_CALIBRATION = "MinMax"
 _COPIES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> {mode: (tensor state, its copy)}
 _ONNX_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # judge -> (tensor state, ORT session)
 _INT8_STATIC_SESSIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # the same, of the quantized graph
